@@ -1,0 +1,272 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { checkNodeFlags } from './node-flags';
+import { ServiceError } from './errors';
+import { Egress } from './egress';
+import { DEFAULT_LIMITS, type Limits } from './limits';
+import { LogStore } from './logs';
+import { isFunctionName, isPublicName, isPython, validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
+import { Node8Runtime } from './node8/runtime';
+import { catastrophes } from './node8/instance';
+import { WarmPool, type PoolStats } from './pool';
+import { newRequestId } from './request-id';
+import type { CallInput, Instance, InstanceServices, Runtime } from './runtime';
+import type { BundleSource } from './bundle';
+import { AccountStore, type NewAccount } from './store/accounts';
+import { FunctionStore } from './store/functions';
+
+export interface EngineOptions {
+  dataDir: string;
+  limits?: Partial<Limits>;
+  /** Let functions' fetch reach private and loopback addresses (default false). */
+  allowPrivateEgress?: boolean;
+}
+
+/** An invocation as it arrives (over HTTP or from `sdk.invoke`). */
+export interface InvokeRequest {
+  accountId: string;
+  functionName: string;
+  apiKey: string | undefined;
+  method: string;
+  path: string;
+  rawQuery: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  requestId?: string;
+}
+
+export interface InvokeResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Uint8Array;
+  requestId: string;
+  /** Microseconds spent in the handler. */
+  durationUs: number;
+}
+
+export interface EngineStats extends PoolStats {
+  accounts: number;
+  functions: number;
+  catastrophicOutOfMemory: number;
+}
+
+/**
+ * The core of islet: accounts, deployed functions, warm instances and the invocation contract
+ * (auth order, limits, error shapes). The HTTP server and the in-process sdk both call `invoke`,
+ * so both behave the same.
+ */
+export class Engine {
+  readonly limits: Limits;
+  readonly accounts: AccountStore;
+  readonly functions: FunctionStore;
+  readonly logs: LogStore;
+  private readonly pool: WarmPool;
+  private readonly runtimes = new Map<RuntimeName, Runtime>();
+  private readonly inflight = new Map<string, number>();
+  private readonly egress: Egress;
+  private readonly selfPorts: number[] = [];
+
+  private constructor(readonly options: EngineOptions) {
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.accounts = new AccountStore(options.dataDir);
+    this.functions = new FunctionStore(options.dataDir);
+    this.logs = new LogStore(options.dataDir);
+    this.pool = new WarmPool(this.limits.maxWarmInstances, this.limits.maxWarmMemoryMb);
+    this.egress = new Egress({
+      allowPrivate: options.allowPrivateEgress ?? false,
+      selfPorts: () => this.selfPorts,
+      maxResponseBytes: this.limits.responseBodyBytes,
+      timeoutMs: this.limits.maxTimeoutMs,
+    });
+    const node8 = new Node8Runtime({
+      defaultTimeoutMs: this.limits.timeoutMs,
+      defaultMemoryMb: this.limits.memoryMb,
+      responseBodyBytes: this.limits.responseBodyBytes,
+      cacheDir: path.join(options.dataDir, 'cache', 'node8'),
+      onInstanceDeath: (instance) => this.pool.forget(instance),
+    });
+    this.runtimes.set('node8', node8);
+  }
+
+  static async open(options: EngineOptions): Promise<Engine> {
+    checkNodeFlags();
+    await fsp.mkdir(options.dataDir, { recursive: true });
+    const engine = new Engine(options);
+    await engine.accounts.load();
+    await engine.functions.load();
+    return engine;
+  }
+
+  /** Adds a runtime (the Python runtime registers itself here). */
+  registerRuntime(name: RuntimeName, runtime: Runtime): void {
+    this.runtimes.set(name, runtime);
+  }
+
+  /** Tells the engine which port it serves on, so functions may call the service itself. */
+  addSelfPort(port: number): void {
+    this.selfPorts.push(port);
+  }
+
+  createAccount(): Promise<NewAccount> {
+    return this.accounts.create();
+  }
+
+  /** Validates, stores and switches to a new version. On any error the previous version keeps serving. */
+  async deploy(accountId: string, specInput: unknown, source: BundleSource): Promise<FunctionManifest> {
+    if (!this.accounts.has(accountId)) throw new ServiceError('ERR_NOT_FOUND', `no account ${accountId}`);
+    const spec = validateSpec(specInput, this.limits);
+    const runtime = this.runtimeFor(spec.runtime);
+    const previous = this.functions.get(accountId, spec.name);
+    const manifest = await this.functions.deploy(accountId, spec, source, undefined, (candidate, codeDir) =>
+      runtime.validate(candidate, codeDir, this.servicesFor(candidate)),
+    );
+    if (previous) this.pool.retire(previous);
+    return manifest;
+  }
+
+  async remove(accountId: string, name: string): Promise<FunctionManifest | undefined> {
+    const removed = await this.functions.remove(accountId, name);
+    if (removed) {
+      this.pool.retire(removed);
+      await this.logs.remove(accountId, name);
+    }
+    return removed;
+  }
+
+  list(accountId: string): FunctionManifest[] {
+    return this.functions.list(accountId);
+  }
+
+  describe(accountId: string, name: string): FunctionManifest | undefined {
+    return this.functions.get(accountId, name);
+  }
+
+  stats(): EngineStats {
+    return {
+      ...this.pool.stats(),
+      accounts: this.accounts.size,
+      functions: this.functions.all().length,
+      catastrophicOutOfMemory: catastrophes.count,
+    };
+  }
+
+  /** The invocation contract of SPEC §2: auth order, lookup, limits, the handler, error shapes. */
+  async invoke(request: InvokeRequest): Promise<InvokeResponse> {
+    const requestId = request.requestId ?? newRequestId();
+    const { accountId, functionName } = request;
+    try {
+      if (!isPublicName(functionName)) {
+        if (!request.apiKey) throw new ServiceError('ERR_NO_KEY', `function ${functionName} is secured: send the account API key in the X-Service-Api-Key header`);
+        if (!this.accounts.verify(accountId, request.apiKey)) throw new ServiceError('ERR_BAD_KEY', `the API key is not valid for account ${accountId}`);
+      }
+      const manifest = isFunctionName(functionName) ? this.functions.get(accountId, functionName) : undefined;
+      if (!manifest) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${functionName} in account ${accountId}`);
+      if (request.body.length > this.limits.requestBodyBytes) {
+        throw new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${this.limits.requestBodyBytes} bytes`);
+      }
+      return await this.run(manifest, request, requestId);
+    } catch (err) {
+      return errorResponse(err, requestId, 0);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.pool.clear();
+    await this.logs.flush();
+    await this.egress.close();
+  }
+
+  private async run(manifest: FunctionManifest, request: InvokeRequest, requestId: string): Promise<InvokeResponse> {
+    const key = `${manifest.account}/${manifest.name}`;
+    const running = this.inflight.get(key) ?? 0;
+    if (running >= this.limits.maxInFlightPerFunction) {
+      throw new ServiceError('ERR_OVERLOADED', `function ${manifest.name} already has ${running} calls in flight (limit ${this.limits.maxInFlightPerFunction})`);
+    }
+    this.inflight.set(key, running + 1);
+    try {
+      const instance = await this.instanceFor(manifest);
+      const input: CallInput = {
+        requestId,
+        method: request.method,
+        path: request.path,
+        rawQuery: request.rawQuery,
+        headers: request.headers,
+        body: request.body,
+      };
+      const started = process.hrtime.bigint();
+      const outcome = await instance.call(input);
+      const durationUs = Number(process.hrtime.bigint() - started) / 1000;
+      const status = outcome.ok ? outcome.response.status : outcome.error.status;
+      this.logs.append(manifest.account, manifest.name, {
+        t: Date.now(),
+        requestId,
+        level: 'call',
+        message: `${request.method} ${status} ${durationUs.toFixed(3)} us${outcome.ok ? '' : ` ${outcome.error.code}`}`,
+      });
+      if (!outcome.ok) return errorResponse(outcome.error, requestId, durationUs);
+      return { ...outcome.response, requestId, durationUs };
+    } finally {
+      const left = (this.inflight.get(key) ?? 1) - 1;
+      if (left === 0) this.inflight.delete(key);
+      else this.inflight.set(key, left);
+    }
+  }
+
+  private instanceFor(manifest: FunctionManifest): Promise<Instance> {
+    const runtime = this.runtimeFor(manifest.runtime);
+    return this.pool.acquire(
+      manifest,
+      () => runtime.createInstance(manifest, this.functions.codeDir(manifest), this.servicesFor(manifest)),
+      () => this.functions.get(manifest.account, manifest.name)?.version === manifest.version,
+    );
+  }
+
+  private runtimeFor(name: RuntimeName): Runtime {
+    const runtime = this.runtimes.get(name) ?? (isPython(name) ? this.runtimes.get('python2') : undefined);
+    if (!runtime) throw new ServiceError('ERR_INVALID_FUNCTION', `the ${name} runtime is not available on this server`, { key: 'runtime' });
+    return runtime;
+  }
+
+  /** The capabilities a function's sandbox gets: its logs, guarded fetch, and sdk.invoke. */
+  private servicesFor(manifest: FunctionManifest): InstanceServices {
+    return {
+      log: (requestId, level, message) => this.logs.append(manifest.account, manifest.name, { t: Date.now(), requestId, level, message }),
+      fetch: (request, body) => this.egress.fetch(request, body),
+      invoke: async (payload) => {
+        const call = JSON.parse(payload) as { accountId: string; functionName: string; apiKey: string; body: string };
+        const res = await this.invoke({
+          accountId: String(call.accountId),
+          functionName: String(call.functionName),
+          apiKey: call.apiKey ? String(call.apiKey) : undefined,
+          method: 'POST',
+          path: '/',
+          rawQuery: '',
+          headers: { 'content-type': 'application/json' },
+          body: Buffer.from(String(call.body ?? ''), 'utf8'),
+        });
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(responseHeaders(res))) headers[name.toLowerCase()] = value;
+        const body = typeof res.body === 'string' ? res.body : Buffer.from(res.body).toString('utf8');
+        return JSON.stringify({ statusCode: res.status, headers, body });
+      },
+    };
+  }
+}
+
+/** All headers of a response as the client receives them, the X-Service-* ones included. */
+export function responseHeaders(res: InvokeResponse): Record<string, string> {
+  return {
+    ...res.headers,
+    'X-Service-Request-ID': res.requestId,
+    'X-Service-Duration-Usecs': res.durationUs.toFixed(3),
+  };
+}
+
+/** The JSON error body of SPEC §2: `{errorCode, message, requestId}` plus the user's `stack` when there is one. */
+export function errorResponse(err: unknown, requestId: string, durationUs: number): InvokeResponse {
+  const error = err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', `internal error: ${(err as Error)?.message ?? String(err)}`);
+  if (!(err instanceof ServiceError)) console.error(`[islet] internal error in request ${requestId}:`, err);
+  const body: Record<string, unknown> = { errorCode: error.code, message: error.message, requestId };
+  if (error.details?.stack !== undefined) body.stack = error.details.stack;
+  return { status: error.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), requestId, durationUs };
+}

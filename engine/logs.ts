@@ -1,0 +1,121 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+
+/** One line of a function's logs: console output, or the summary of a call (`level: 'call'`). */
+export interface LogEntry {
+  /** Milliseconds since the epoch. */
+  t: number;
+  requestId: string;
+  level: string;
+  message: string;
+}
+
+export interface LogQuery {
+  /** Only entries at or after this time (ms since the epoch). */
+  since?: number;
+  limit?: number;
+}
+
+const FILE_LIMIT_BYTES = 1024 * 1024;
+const FLUSH_MS = 250;
+const PENDING_LIMIT = 10_000;
+
+/**
+ * Per-function logs, kept on disk as JSON lines: `logs/<account>/<name>.log` plus one rotated
+ * `.log.1`, so each function keeps at most ~2 MB. Writes are batched and appended every 250 ms;
+ * a burst beyond 10,000 unwritten lines per function drops lines and records how many.
+ */
+export class LogStore {
+  private readonly root: string;
+  private readonly pending = new Map<string, { lines: string[]; dropped: number }>();
+  private readonly sizes = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(dataDir: string) {
+    this.root = path.join(dataDir, 'logs');
+  }
+
+  append(account: string, name: string, entry: LogEntry): void {
+    const key = `${account}/${name}`;
+    let batch = this.pending.get(key);
+    if (!batch) {
+      batch = { lines: [], dropped: 0 };
+      this.pending.set(key, batch);
+    }
+    if (batch.lines.length >= PENDING_LIMIT) batch.dropped++;
+    else batch.lines.push(JSON.stringify(entry));
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+  }
+
+  /** Writes everything pending. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const batches = [...this.pending];
+    this.pending.clear();
+    this.flushing = this.flushing.then(async () => {
+      for (const [key, batch] of batches) await this.write(key, batch);
+    });
+    return this.flushing;
+  }
+
+  async read(account: string, name: string, query: LogQuery = {}): Promise<LogEntry[]> {
+    await this.flush();
+    const file = this.file(`${account}/${name}`);
+    const entries: LogEntry[] = [];
+    for (const f of [`${file}.1`, file]) {
+      let text: string;
+      try {
+        text = await fsp.readFile(f, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const line of text.split('\n')) {
+        if (!line) continue;
+        try {
+          const entry = JSON.parse(line) as LogEntry;
+          if (query.since === undefined || entry.t >= query.since) entries.push(entry);
+        } catch {
+          // a torn last line after a crash
+        }
+      }
+    }
+    return query.limit !== undefined ? entries.slice(-query.limit) : entries;
+  }
+
+  async remove(account: string, name: string): Promise<void> {
+    const key = `${account}/${name}`;
+    this.pending.delete(key);
+    await this.flushing;
+    const file = this.file(key);
+    this.sizes.delete(key);
+    await fsp.rm(file, { force: true });
+    await fsp.rm(`${file}.1`, { force: true });
+  }
+
+  private file(key: string): string {
+    return path.join(this.root, `${key}.log`);
+  }
+
+  private async write(key: string, batch: { lines: string[]; dropped: number }): Promise<void> {
+    if (batch.dropped) {
+      batch.lines.push(JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than ${PENDING_LIMIT} in ${FLUSH_MS} ms)` }));
+    }
+    const file = this.file(key);
+    const data = batch.lines.join('\n') + '\n';
+    try {
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      let size = this.sizes.get(key);
+      if (size === undefined) size = await fsp.stat(file).then((s) => s.size, () => 0);
+      if (size + data.length > FILE_LIMIT_BYTES) {
+        await fsp.rename(file, `${file}.1`).catch(() => undefined);
+        size = 0;
+      }
+      await fsp.appendFile(file, data);
+      this.sizes.set(key, size + Buffer.byteLength(data));
+    } catch {
+      // Logs are best effort: a full disk must not fail invocations.
+    }
+  }
+}

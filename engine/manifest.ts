@@ -1,0 +1,115 @@
+import { ServiceError } from './errors';
+import type { Limits } from './limits';
+
+export const RUNTIMES = ['node8', 'python2', 'python3'] as const;
+export type RuntimeName = (typeof RUNTIMES)[number];
+
+/** What a deploy asks for: one entry of `service.yml`, with env already resolved to strings. */
+export interface FunctionSpec {
+  name: string;
+  runtime: RuntimeName;
+  file: string;
+  entrypoint: string;
+  env: Record<string, string>;
+  /** Wall-clock timeout in ms; the server default when absent. */
+  timeoutMs?: number;
+  /** Memory per instance in MB; the server default when absent. */
+  memoryMb?: number;
+}
+
+/** A deployed version, as stored beside its code in `manifest.json`. */
+export interface FunctionManifest extends FunctionSpec {
+  account: string;
+  version: string;
+  deployedAt: string;
+  /** sha256 over the sorted file paths and contents of the deployed code. */
+  contentHash: string;
+  /** Relative POSIX paths of every deployed file. */
+  files: string[];
+  bytes: number;
+}
+
+const FUNCTION_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const JS_IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const PY_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function isFunctionName(value: string): boolean {
+  return FUNCTION_NAME.test(value);
+}
+
+export function isPublicName(name: string): boolean {
+  return name.startsWith('public_');
+}
+
+export function isPython(runtime: RuntimeName): boolean {
+  return runtime === 'python2' || runtime === 'python3';
+}
+
+function invalid(message: string, key: string): ServiceError {
+  return new ServiceError('ERR_INVALID_FUNCTION', message, { key });
+}
+
+/** Checks a spec's shape and returns a normalised copy; every error names the offending key. */
+export function validateSpec(input: unknown, limits: Limits): FunctionSpec {
+  if (typeof input !== 'object' || input === null) throw invalid('function spec must be an object', 'spec');
+  const spec = input as Record<string, unknown>;
+  const name = spec.name;
+  if (typeof name !== 'string' || !isFunctionName(name)) {
+    throw invalid(
+      `invalid function name ${JSON.stringify(name)}: use 1-128 characters of A-Z a-z 0-9 _ -, starting with a letter or digit`,
+      'name',
+    );
+  }
+  const runtime = spec.runtime;
+  if (typeof runtime !== 'string' || !(RUNTIMES as readonly string[]).includes(runtime)) {
+    throw invalid(`functions.${name}.runtime: unknown runtime ${JSON.stringify(runtime)} (expected one of ${RUNTIMES.join(', ')})`, 'runtime');
+  }
+  const file = spec.file;
+  if (typeof file !== 'string' || file.length === 0) throw invalid(`functions.${name}.file: must be a file path`, 'file');
+  const normalizedFile = normalizeRelative(file);
+  if (normalizedFile === undefined) throw invalid(`functions.${name}.file: ${JSON.stringify(file)} must be a path inside the function folder`, 'file');
+  const entrypoint = spec.entrypoint ?? 'handler';
+  const identifier = isPython(runtime as RuntimeName) ? PY_IDENTIFIER : JS_IDENTIFIER;
+  if (typeof entrypoint !== 'string' || !identifier.test(entrypoint)) {
+    throw invalid(`functions.${name}.entrypoint: ${JSON.stringify(entrypoint)} is not a valid identifier`, 'entrypoint');
+  }
+  const env: Record<string, string> = {};
+  if (spec.env !== undefined && spec.env !== null) {
+    if (typeof spec.env !== 'object' || Array.isArray(spec.env)) throw invalid(`functions.${name}.env: must be a map of names to strings`, 'env');
+    for (const [key, value] of Object.entries(spec.env as Record<string, unknown>)) {
+      if (!ENV_NAME.test(key)) throw invalid(`functions.${name}.env.${key}: invalid variable name`, `env.${key}`);
+      if (typeof value !== 'string') throw invalid(`functions.${name}.env.${key}: value must be a string, got ${typeof value}`, `env.${key}`);
+      env[key] = value;
+    }
+  }
+  const result: FunctionSpec = { name, runtime: runtime as RuntimeName, file: normalizedFile, entrypoint, env };
+  if (spec.timeoutMs !== undefined) {
+    const t = spec.timeoutMs;
+    if (typeof t !== 'number' || !Number.isInteger(t) || t < 1 || t > limits.maxTimeoutMs) {
+      throw invalid(`functions.${name}.timeout: must be a whole number of ms from 1 to ${limits.maxTimeoutMs}`, 'timeout');
+    }
+    result.timeoutMs = t;
+  }
+  if (spec.memoryMb !== undefined) {
+    const m = spec.memoryMb;
+    if (typeof m !== 'number' || !Number.isInteger(m) || m < 16 || m > limits.maxMemoryMb) {
+      throw invalid(`functions.${name}.memory: must be a whole number of MB from 16 to ${limits.maxMemoryMb}`, 'memory');
+    }
+    result.memoryMb = m;
+  }
+  return result;
+}
+
+/** Normalises a relative POSIX path; undefined when it is absolute or climbs out with `..`. */
+export function normalizeRelative(p: string): string | undefined {
+  if (p.includes('\0') || p.includes('\\')) return undefined;
+  if (p.startsWith('/')) return undefined;
+  const parts: string[] = [];
+  for (const part of p.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') return undefined;
+    parts.push(part);
+  }
+  return parts.length ? parts.join('/') : undefined;
+}

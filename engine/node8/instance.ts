@@ -1,0 +1,274 @@
+import { isUtf8 } from 'node:buffer';
+import ivm from 'isolated-vm';
+import { ServiceError } from '../errors';
+import { checkBodySize, checkResponseHeaders, checkStatus, jsonResponse } from '../response';
+import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
+
+const FIRE_TIMER = 0;
+const FIRE_OP = 1;
+const MAX_PENDING_OPS = 256;
+
+export interface Node8InstanceOptions {
+  timeoutMs: number;
+  responseBodyBytes: number;
+  services: InstanceServices;
+  /** Reads one of the version's files for `require` (relative path, already checked to exist). */
+  readModule(path: string): string | undefined;
+  /** Called once when the instance dies (memory limit, timeout, disposal). */
+  onDeath(instance: Node8Instance): void;
+}
+
+type Finish = (outcome: CallOutcome) => void;
+
+/** Result shapes produced by the sandbox (see sandbox/response.ts); untrusted. */
+type RawResult = string | { t?: unknown; s?: unknown; h?: unknown; b?: unknown; c?: unknown; m?: unknown; k?: unknown };
+
+/** Counts isolates whose thread V8 parked after a fatal out-of-memory (see notes in README). */
+export const catastrophes = { count: 0 };
+
+/**
+ * A node8 function version loaded in its own isolate. Calls enter through `callRef` with plain
+ * copied data; every other entry (timers, finished fetches) carries a timeout, so guest code can
+ * never hold an isolate thread past its limit without being stopped.
+ */
+export class Node8Instance implements Instance {
+  state: InstanceState = 'ready';
+  inflight = 0;
+  sizeMb: number;
+  callRef!: ivm.Reference<unknown>;
+  fireRef!: ivm.Reference<unknown>;
+  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private readonly running = new Set<Finish>();
+  private pendingOps = 0;
+  private deathCause: 'memory' | 'timeout' | 'disposed' | undefined;
+
+  constructor(
+    readonly isolate: ivm.Isolate,
+    readonly context: ivm.Context,
+    private readonly options: Node8InstanceOptions,
+    memoryMb: number,
+  ) {
+    this.sizeMb = Math.max(1, Math.min(memoryMb, 2));
+  }
+
+  /** The callbacks the sandbox receives as `__isletHost`. Each copies its arguments and checks them. */
+  hostBridge(): Record<string, ivm.Callback> {
+    const { services } = this.options;
+    return {
+      log: new ivm.Callback(
+        (requestId: unknown, level: unknown, text: unknown) => {
+          services.log(String(requestId).slice(0, 64), String(level).slice(0, 8), String(text));
+        },
+        { ignored: true },
+      ),
+      readModule: new ivm.Callback((path: unknown) => (typeof path === 'string' ? this.options.readModule(path) : undefined)),
+      timer: new ivm.Callback((op: unknown, id: unknown, ms: unknown) => this.setTimer(Number(op), Number(id), Number(ms)), { ignored: true }),
+      random: new ivm.Callback((n: unknown) => {
+        const count = Math.min(Math.max(Number(n) | 0, 1), 65536);
+        return require('node:crypto').randomBytes(count).toString('hex');
+      }),
+      startOp: new ivm.Callback(
+        (kind: unknown, id: unknown, _requestId: unknown, payload: unknown, body: unknown) => this.startOp(String(kind), Number(id), String(payload), body),
+        { ignored: true },
+      ),
+    };
+  }
+
+  call(input: CallInput): Promise<CallOutcome> {
+    if (this.state === 'dead') return Promise.resolve({ ok: false, error: this.deathError() });
+    this.inflight++;
+    const meta = JSON.stringify({ i: input.requestId, m: input.method, p: input.path, q: input.rawQuery, h: input.headers });
+    const body = input.body;
+    const raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : new ivm.ExternalCopy(toArrayBuffer(body)).copyInto({ release: true });
+    return new Promise<CallOutcome>((resolve) => {
+      let settled = false;
+      const finish: Finish = (outcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.running.delete(finish);
+        this.inflight--;
+        resolve(outcome);
+        if (this.state === 'retired' && this.inflight === 0) this.dispose();
+      };
+      this.running.add(finish);
+      const timer = setTimeout(() => {
+        finish({ ok: false, error: new ServiceError('ERR_TIMEOUT', `the function ran longer than its timeout of ${this.options.timeoutMs} ms and was stopped`) });
+        this.onTimeout();
+      }, this.options.timeoutMs);
+      this.callRef.apply(undefined, [meta, raw], { result: { promise: true, copy: true } }).then(
+        (result) => finish(this.parseResult(result as RawResult)),
+        (err: unknown) => finish({ ok: false, error: this.failure(err) }),
+      );
+    });
+  }
+
+  retire(): void {
+    if (this.state !== 'ready') return;
+    this.state = 'retired';
+    if (this.inflight === 0) this.dispose();
+  }
+
+  dispose(): void {
+    this.die('disposed');
+  }
+
+  /** V8 hit a fatal out-of-memory in this isolate; its thread is parked for good and must not be touched. */
+  onCatastrophe(): void {
+    catastrophes.count++;
+    this.die('memory', false);
+  }
+
+  private die(cause: 'memory' | 'timeout' | 'disposed', disposeIsolate = true): void {
+    if (this.state === 'dead') return;
+    this.state = 'dead';
+    this.deathCause ??= cause;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    const error = this.deathError();
+    for (const finish of [...this.running]) finish({ ok: false, error });
+    if (disposeIsolate && !this.isolate.isDisposed) {
+      try {
+        this.isolate.dispose();
+      } catch {
+        // already disposed by isolated-vm (memory limit)
+      }
+    }
+    this.options.onDeath(this);
+  }
+
+  private deathError(): ServiceError {
+    if (this.deathCause === 'memory') return new ServiceError('ERR_RESOURCE_LIMIT', 'the function instance went over its memory limit and was discarded');
+    if (this.deathCause === 'timeout') return new ServiceError('ERR_TIMEOUT', 'the function instance was stopped because a call on it ran past its timeout');
+    return new ServiceError('ERR_INTERNAL', 'the function instance was stopped');
+  }
+
+  /**
+   * A call ran past its timeout. The instance takes no new calls. If the isolate is burning CPU
+   * (a loop), it is stopped at once; if it is only waiting (a promise that never settles), calls
+   * already running on it may finish first.
+   */
+  private onTimeout(): void {
+    this.deathCause ??= 'timeout';
+    this.retire();
+    if (this.state === 'dead') return;
+    const before = this.isolate.cpuTime;
+    setTimeout(() => {
+      if (this.state === 'dead' || this.isolate.isDisposed) return;
+      if (this.isolate.cpuTime - before > 5_000_000n) this.die('timeout');
+    }, 10).unref();
+  }
+
+  private failure(err: unknown): ServiceError {
+    const message = err instanceof Error ? err.message : String(err);
+    if (this.isolate.isDisposed && /memory limit/i.test(message)) {
+      this.deathCause = 'memory';
+      this.die('memory', false);
+      return this.deathError();
+    }
+    if (this.state === 'dead') return this.deathError();
+    if (/Script execution timed out/.test(message)) {
+      this.deathCause ??= 'timeout';
+      this.retire();
+      return new ServiceError('ERR_TIMEOUT', `the function ran longer than its timeout of ${this.options.timeoutMs} ms and was stopped`);
+    }
+    return new ServiceError('ERR_INTERNAL', `the function instance failed: ${message}`);
+  }
+
+  private parseResult(result: RawResult): CallOutcome {
+    try {
+      const response = this.toResponse(result);
+      checkBodySize(response.body, this.options.responseBodyBytes);
+      return { ok: true, response };
+    } catch (err) {
+      if (err instanceof ServiceError) {
+        if (err.code === 'ERR_RESOURCE_LIMIT') this.retire();
+        return { ok: false, error: err };
+      }
+      return { ok: false, error: new ServiceError('ERR_INTERNAL', `unreadable function result: ${(err as Error).message}`) };
+    }
+  }
+
+  private toResponse(result: RawResult): FunctionResponse {
+    if (typeof result === 'string') {
+      if (result.charCodeAt(0) === 74 /* J */) return jsonResponse(result.slice(1));
+      if (result.charCodeAt(0) === 82 /* R */) {
+        const a = result.indexOf('\n');
+        const b = result.indexOf('\n', a + 1);
+        if (a < 0 || b < 0) throw new Error('malformed explicit response');
+        const headers = checkResponseHeaders(JSON.parse(result.slice(a + 1, b)));
+        return { status: checkStatus(Number(result.slice(1, a))), headers: withDefaultType(headers, 'text/plain; charset=utf-8'), body: result.slice(b + 1) };
+      }
+      throw new Error('unknown result tag');
+    }
+    if (typeof result !== 'object' || result === null) throw new Error('result is not an object');
+    if (result.t === 'e') {
+      const code = result.c === 'ERR_BAD_RESPONSE' || result.c === 'ERR_RESOURCE_LIMIT' ? result.c : 'ERR_FUNCTION_FAILED';
+      const stack = typeof result.k === 'string' ? result.k : undefined;
+      throw new ServiceError(code, String(result.m), stack === undefined ? undefined : { stack });
+    }
+    if (result.t === 'b' && result.b instanceof ArrayBuffer) {
+      const headers = checkResponseHeaders(result.h);
+      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream'), body: new Uint8Array(result.b) };
+    }
+    throw new Error('unknown result shape');
+  }
+
+  private setTimer(op: number, id: number, ms: number): void {
+    if (this.state === 'dead' || !Number.isInteger(id)) return;
+    const existing = this.timers.get(id);
+    if (existing) clearTimeout(existing);
+    this.timers.delete(id);
+    if (op !== 1 || this.timers.size >= 10_000) return;
+    const delay = Number.isFinite(ms) ? Math.min(Math.max(ms, 0), 2 ** 31 - 1) : 0;
+    const timer = setTimeout(() => {
+      this.timers.delete(id);
+      this.fire([FIRE_TIMER, id]);
+    }, delay);
+    timer.unref();
+    this.timers.set(id, timer);
+  }
+
+  private startOp(kind: string, id: number, payload: string, body: unknown): void {
+    if (this.state === 'dead' || !Number.isInteger(id)) return;
+    const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
+    const settle = (ok: boolean, resultPayload: string, resultBody?: Uint8Array) => {
+      this.pendingOps--;
+      const args: unknown[] = [FIRE_OP, id, ok, resultPayload];
+      if (resultBody) args.push(new ivm.ExternalCopy(toArrayBuffer(resultBody)).copyInto({ release: true }));
+      this.fire(args);
+    };
+    if (this.pendingOps >= MAX_PENDING_OPS) {
+      this.pendingOps++;
+      settle(false, `too many operations in flight (limit ${MAX_PENDING_OPS})`);
+      return;
+    }
+    this.pendingOps++;
+    const { services } = this.options;
+    const work: Promise<{ payload: string; body?: Uint8Array | undefined }> =
+      kind === 'fetch' ? services.fetch(payload, bytes) : kind === 'invoke' ? services.invoke(payload).then((p) => ({ payload: p })) : Promise.reject(new Error(`unknown operation ${kind}`));
+    work.then(
+      (r) => settle(true, r.payload, r.body),
+      (err: unknown) => settle(false, err instanceof Error ? err.message : String(err)),
+    );
+  }
+
+  /** Enters the isolate for a timer or a finished operation, bounded by the timeout. */
+  private fire(args: unknown[]): void {
+    if (this.state === 'dead') return;
+    this.fireRef.apply(undefined, args, { timeout: this.options.timeoutMs }).catch((err: unknown) => {
+      const error = this.failure(err);
+      if (error.code === 'ERR_TIMEOUT') this.die('timeout');
+    });
+  }
+}
+
+function withDefaultType(headers: Record<string, string>, type: string): Record<string, string> {
+  for (const name in headers) if (name.toLowerCase() === 'content-type') return headers;
+  headers['content-type'] = type;
+  return headers;
+}
+
+function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+}

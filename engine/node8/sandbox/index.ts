@@ -1,0 +1,184 @@
+/**
+ * The runtime inside every node8 isolate. The host defines `__isletHost` (callbacks) and
+ * `__isletConfig` (JSON), runs this script, takes the entry points from `__islet`, and deletes all
+ * three globals before user code runs. Compiled with the filename `islet:runtime`, which is how
+ * its frames are removed from user-visible stacks.
+ */
+import { makeConsole } from './console';
+import { current, FIRE_OP, FIRE_TIMER, type HostBridge, type SandboxConfig } from './host';
+import { ModuleSystem } from './modules';
+import { encodeError, encodeResult, HTTPResponse, userStack, type CallResult } from './response';
+import { makeTimers } from './timers';
+import { getBuffer, installWebGlobals } from './web';
+
+const g = globalThis as unknown as Record<string, unknown>;
+const host = g.__isletHost as HostBridge;
+const config = JSON.parse(g.__isletConfig as string) as SandboxConfig;
+
+const consoleObject = makeConsole(host);
+const reportError = (err: unknown): void => {
+  const text = err instanceof Error ? userStack(err) ?? String(err) : String(err);
+  host.log(current.requestId, 'error', `Uncaught ${text}`);
+};
+
+// Asynchronous host operations (fetch, sdk invoke): started with a callback, settled by `fire`.
+const pendingOps = new Map<number, { resolve: (v: { payload: string; body: ArrayBuffer | undefined }) => void; reject: (e: Error) => void; requestId: string }>();
+let nextOp = 1;
+const ops = {
+  start(kind: string, payload: string, body: ArrayBuffer | undefined) {
+    const id = nextOp++;
+    const requestId = current.requestId;
+    return new Promise<{ payload: string; body: ArrayBuffer | undefined }>((resolve, reject) => {
+      pendingOps.set(id, { resolve, reject, requestId });
+      host.startOp(kind, id, requestId, payload, body);
+    });
+  },
+};
+
+const timers = makeTimers(host, reportError);
+installWebGlobals(host, ops);
+
+const processObject = {
+  env: { ...config.env, SERVICE_ACCOUNT_ID: config.accountId },
+  argv: ['node'],
+  platform: 'linux',
+  version: 'v8.17.0',
+  versions: { node: '8.17.0', islet: '1' },
+  release: { name: 'islet' },
+  cwd: () => '/',
+  nextTick: (fn: (...args: unknown[]) => void, ...args: unknown[]) => timers.globals.queueMicrotask(() => fn(...args)),
+  hrtime: Object.assign(
+    (prev?: [number, number]) => {
+      const now = Date.now();
+      const t: [number, number] = [Math.floor(now / 1000), (now % 1000) * 1e6];
+      return prev ? [t[0] - prev[0], t[1] - prev[1]] : t;
+    },
+    { bigint: () => BigInt(Date.now()) * 1_000_000n },
+  ),
+  emitWarning: (warning: unknown) => consoleObject.warn(String(warning)),
+  on: () => processObject,
+  once: () => processObject,
+  off: () => processObject,
+  exit: () => {
+    throw new Error('process.exit() is not available in islet functions');
+  },
+};
+
+const invoke = async (accountId: unknown, functionName: unknown, apiKey: unknown, body?: unknown) => {
+  const payload = JSON.stringify({ accountId: String(accountId), functionName: String(functionName), apiKey: apiKey === undefined || apiKey === null ? '' : String(apiKey), body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body) });
+  const result = await ops.start('invoke', payload, undefined);
+  return JSON.parse(result.payload) as { statusCode: number; headers: Record<string, string>; body: string };
+};
+const sdkModule = Object.freeze({ invoke });
+
+const modules = new ModuleSystem(config.files, host, {
+  sdk: () => sdkModule,
+  buffer: () => ({ Buffer: getBuffer() }),
+  url: () => ({ URL: g.URL, URLSearchParams: g.URLSearchParams }),
+  timers: () => ({ ...timers.globals }),
+  process: () => processObject,
+});
+
+Object.assign(g, timers.globals);
+for (const [name, value] of Object.entries({ console: consoleObject, process: processObject, global: globalThis, self: globalThis })) {
+  Object.defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
+}
+
+let handler: ((body: unknown, context: unknown) => unknown) | undefined;
+
+/** Loads the main file and finds the handler; throws with a message naming the file and export. */
+function init(): void {
+  const exportsValue = modules.requireMain(config.main) as Record<string, unknown> | undefined;
+  const candidate = exportsValue?.[config.entrypoint];
+  if (typeof candidate !== 'function') {
+    throw new Error(`${config.main} does not export a function named "${config.entrypoint}" (found ${candidate === undefined ? 'nothing' : typeof candidate})`);
+  }
+  handler = candidate as typeof handler;
+}
+
+function parseQuery(raw: string): Record<string, string> {
+  const query: Record<string, string> = {};
+  if (!raw) return query;
+  for (const part of raw.split('&')) {
+    if (!part) continue;
+    const eq = part.indexOf('=');
+    const key = decode(eq === -1 ? part : part.slice(0, eq));
+    const value = eq === -1 ? '' : decode(part.slice(eq + 1));
+    Object.defineProperty(query, key, { value, writable: true, enumerable: true, configurable: true });
+  }
+  return query;
+}
+
+function decode(s: string): string {
+  const plain = s.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(plain);
+  } catch {
+    return plain;
+  }
+}
+
+interface Meta { i: string; m: string; p: string; q: string; h: Record<string, string> }
+
+function makeRequest(meta: Meta, raw: string | ArrayBuffer | undefined) {
+  let bodyBuffer: unknown;
+  return {
+    method: meta.m,
+    path: meta.p,
+    query: parseQuery(meta.q),
+    headers: meta.h,
+    get body() {
+      if (bodyBuffer === undefined) {
+        const Buffer = getBuffer();
+        bodyBuffer = raw === undefined ? Buffer.from([]) : typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw);
+      }
+      return bodyBuffer;
+    },
+    requestId: meta.i,
+    env: processObject.env,
+  };
+}
+
+function parseBody(raw: string | ArrayBuffer | undefined): unknown {
+  if (raw === undefined || raw === '') return {};
+  if (typeof raw !== 'string') return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** One invocation. `raw` is the body as text when it is valid UTF-8, as bytes otherwise. */
+async function call(metaJson: string, raw: string | ArrayBuffer | undefined): Promise<CallResult> {
+  const meta = JSON.parse(metaJson) as Meta;
+  current.requestId = meta.i;
+  try {
+    const request = makeRequest(meta, raw);
+    const value = await handler!(parseBody(raw), { request, HTTPResponse, requestId: meta.i, env: processObject.env });
+    return encodeResult(value);
+  } catch (err) {
+    return encodeError(err);
+  }
+}
+
+/** Host events: a timer fired, or an asynchronous operation finished. */
+function fire(kind: number, id: number, ok?: boolean, payload?: string, body?: ArrayBuffer): void {
+  if (kind === FIRE_TIMER) {
+    timers.fire(id);
+  } else if (kind === FIRE_OP) {
+    const op = pendingOps.get(id);
+    if (!op) return;
+    pendingOps.delete(id);
+    current.requestId = op.requestId;
+    if (ok) op.resolve({ payload: payload ?? '', body });
+    else op.reject(new TypeError(payload ?? 'operation failed'));
+  }
+}
+
+g.__islet = {
+  call,
+  fire,
+  init,
+  provideMain: (wrapper: Parameters<ModuleSystem['provideCompiled']>[1]) => modules.provideCompiled(config.main, wrapper),
+};

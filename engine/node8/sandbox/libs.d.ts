@@ -1,0 +1,29 @@
+// Types for the libraries bundled into the isolate (only what the sandbox uses).
+declare module 'buffer' {
+  export const Buffer: BufferConstructorLike;
+}
+declare module 'whatwg-url' {
+  export const URL: new (input: string, base?: string) => { href: string; toString(): string };
+  export const URLSearchParams: new (init?: unknown) => { toString(): string };
+}
+declare module 'whatwg-fetch' {
+  export const Headers: new (init?: unknown) => HeadersLike;
+}
+interface HeadersLike {
+  forEach(cb: (value: string, name: string) => void): void;
+  get(name: string): string | null;
+  has(name: string): boolean;
+  set(name: string, value: string): void;
+}
+interface BufferLike extends Uint8Array {
+  toString(encoding?: string, start?: number, end?: number): string;
+}
+interface BufferConstructorLike {
+  from(value: unknown, encodingOrOffset?: unknown, length?: number): BufferLike;
+  isBuffer(value: unknown): boolean;
+  byteLength(value: string, encoding?: string): number;
+}
+// esbuild bundles these calls; they run on first use of the global that needs them.
+declare function require(id: 'buffer'): typeof import('buffer');
+declare function require(id: 'whatwg-url'): typeof import('whatwg-url');
+declare function require(id: 'whatwg-fetch'): typeof import('whatwg-fetch');

@@ -1,0 +1,95 @@
+import { toArrayBuffer, toBytes } from './web';
+
+/** `context.HTTPResponse`: an explicit response. Defaults: status 200, no headers, empty body. */
+export class HTTPResponse {
+  statusCode: unknown;
+  headers: unknown;
+  body: unknown;
+  constructor(options?: { statusCode?: unknown; headers?: unknown; body?: unknown }) {
+    const o = options ?? {};
+    this.statusCode = o.statusCode === undefined ? 200 : o.statusCode;
+    this.headers = o.headers === undefined || o.headers === null ? {} : o.headers;
+    this.body = o.body === undefined || o.body === null ? '' : o.body;
+  }
+}
+
+/**
+ * What a call returns to the host. Strings are the fast path:
+ *   'J' + json                          implicit JSON response
+ *   'R' + status + '\n' + headersJson + '\n' + body   explicit response with a text body
+ * Objects for the rest: bytes bodies and errors.
+ */
+export type CallResult =
+  | string
+  | { t: 'b'; s: number; h: Record<string, string>; b: ArrayBuffer }
+  | { t: 'e'; c: string; m: string; k?: string };
+
+class BadResponse extends Error {}
+
+const RUNTIME_FRAME = /islet:runtime/;
+
+/** The user's stack: their frames only, none of the runtime's. */
+export function userStack(err: Error): string | undefined {
+  if (typeof err.stack !== 'string') return undefined;
+  return err.stack.split('\n').filter((line) => !RUNTIME_FRAME.test(line)).join('\n');
+}
+
+export function encodeError(err: unknown): CallResult {
+  if (err instanceof BadResponse) return { t: 'e', c: 'ERR_BAD_RESPONSE', m: err.message };
+  if (err instanceof Error) {
+    const code = err instanceof RangeError && /Array buffer allocation failed/.test(err.message) ? 'ERR_RESOURCE_LIMIT' : 'ERR_FUNCTION_FAILED';
+    let message: string;
+    try {
+      message = String(err.message);
+    } catch {
+      message = 'the handler threw an error';
+    }
+    const stack = userStack(err);
+    return stack === undefined ? { t: 'e', c: code, m: message } : { t: 'e', c: code, m: message, k: stack };
+  }
+  let message: string;
+  try {
+    message = typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
+  } catch {
+    message = String(err);
+  }
+  return { t: 'e', c: 'ERR_FUNCTION_FAILED', m: `the handler threw a non-Error value: ${message}` };
+}
+
+function explicitHeaders(headers: unknown): Record<string, string> {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
+    throw new BadResponse('HTTPResponse headers must be an object of header names to string values');
+  }
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(headers)) {
+    const value = (headers as Record<string, unknown>)[name];
+    if (typeof value !== 'string') throw new BadResponse(`HTTPResponse header ${JSON.stringify(name)} must be a string, got ${value === null ? 'null' : typeof value}`);
+    out[name] = value;
+  }
+  return out;
+}
+
+function encodeExplicit(res: HTTPResponse): CallResult {
+  const status = res.statusCode;
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
+    throw new BadResponse(`HTTPResponse statusCode must be an integer from 100 to 599, got ${JSON.stringify(status) ?? String(status)}`);
+  }
+  const headers = explicitHeaders(res.headers);
+  const body = res.body;
+  if (typeof body === 'string') return `R${status}\n${JSON.stringify(headers)}\n${body}`;
+  const bytes = toBytes(body);
+  if (!bytes) throw new BadResponse(`HTTPResponse body must be a string or bytes, got ${Array.isArray(body) ? 'array' : typeof body}`);
+  return { t: 'b', s: status, h: headers, b: toArrayBuffer(bytes) };
+}
+
+export function encodeResult(value: unknown): CallResult {
+  if (value instanceof HTTPResponse) return encodeExplicit(value);
+  if (typeof value === 'object' && value !== null) {
+    // Uint8Array (Buffer included) and ArrayBuffer are sent raw; other views serialise as JSON.
+    if (value instanceof Uint8Array || value instanceof ArrayBuffer) {
+      return { t: 'b', s: 200, h: { 'content-type': 'application/octet-stream' }, b: toArrayBuffer(toBytes(value)!) };
+    }
+  }
+  const json = JSON.stringify(value);
+  return `J${json === undefined ? 'null' : json}`;
+}

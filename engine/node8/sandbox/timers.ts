@@ -1,0 +1,74 @@
+import { current, type HostBridge } from './host';
+
+/** Pending timers an instance may hold; more is almost always a leak or an attack. */
+const MAX_TIMERS = 10_000;
+
+interface TimerEntry {
+  fn: (...args: unknown[]) => void;
+  args: unknown[];
+  repeatMs: number | undefined;
+  requestId: string;
+}
+
+/** Node-style timer handle: usable as a number, with the ref/unref methods libraries call. */
+class Timeout {
+  constructor(readonly id: number) {}
+  ref(): this { return this; }
+  unref(): this { return this; }
+  hasRef(): boolean { return true; }
+  [Symbol.toPrimitive](): number { return this.id; }
+}
+
+export interface Timers {
+  globals: Record<string, (...args: never[]) => unknown> & { queueMicrotask: (fn: unknown) => void };
+  /** Runs timer `id` (called when the host timer fires). */
+  fire(id: number): void;
+}
+
+export function makeTimers(host: HostBridge, reportError: (err: unknown) => void): Timers {
+  const pending = new Map<number, TimerEntry>();
+  let nextId = 1;
+
+  const schedule = (fn: unknown, ms: unknown, args: unknown[], repeat: boolean): Timeout => {
+    if (typeof fn !== 'function') throw new TypeError('The "callback" argument must be of type function');
+    if (pending.size >= MAX_TIMERS) throw new RangeError(`too many pending timers (limit ${MAX_TIMERS})`);
+    let delay = Number(ms);
+    if (!Number.isFinite(delay) || delay < 1) delay = repeat ? 1 : 0;
+    delay = Math.min(delay, 2 ** 31 - 1);
+    const id = nextId++;
+    pending.set(id, { fn: fn as TimerEntry['fn'], args, repeatMs: repeat ? delay : undefined, requestId: current.requestId });
+    host.timer(1, id, delay);
+    return new Timeout(id);
+  };
+  const clear = (handle: unknown): void => {
+    const id = Number(handle);
+    if (pending.delete(id)) host.timer(0, id, 0);
+  };
+
+  return {
+    globals: {
+      setTimeout: (fn: unknown, ms?: unknown, ...args: unknown[]) => schedule(fn, ms, args, false),
+      setInterval: (fn: unknown, ms?: unknown, ...args: unknown[]) => schedule(fn, ms, args, true),
+      setImmediate: (fn: unknown, ...args: unknown[]) => schedule(fn, 0, args, false),
+      clearTimeout: clear,
+      clearInterval: clear,
+      clearImmediate: clear,
+      queueMicrotask: (fn: unknown) => {
+        if (typeof fn !== 'function') throw new TypeError('The "callback" argument must be of type function');
+        Promise.resolve().then(() => (fn as () => void)()).catch(reportError);
+      },
+    },
+    fire(id: number): void {
+      const entry = pending.get(id);
+      if (!entry) return;
+      if (entry.repeatMs === undefined) pending.delete(id);
+      else host.timer(1, id, entry.repeatMs);
+      current.requestId = entry.requestId;
+      try {
+        entry.fn(...entry.args);
+      } catch (err) {
+        reportError(err);
+      }
+    },
+  };
+}

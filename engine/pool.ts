@@ -1,0 +1,84 @@
+import { LRUCache } from 'lru-cache';
+import type { FunctionManifest } from './manifest';
+import type { Instance } from './runtime';
+
+export interface PoolStats {
+  warm: number;
+  warmMb: number;
+  hits: number;
+  misses: number;
+  coldStarts: number;
+}
+
+export function versionKey(m: Pick<FunctionManifest, 'account' | 'name' | 'version'>): string {
+  return `${m.account}/${m.name}/${m.version}`;
+}
+
+/**
+ * Warm instances keyed by function version, bounded by count and by estimated memory. An evicted
+ * or replaced instance is retired: it finishes its running calls, then its isolate is disposed.
+ * Concurrent first calls of one version share a single cold start.
+ */
+export class WarmPool {
+  private readonly cache: LRUCache<string, Instance>;
+  private readonly loading = new Map<string, Promise<Instance>>();
+  private hits = 0;
+  private misses = 0;
+  private coldStarts = 0;
+
+  constructor(maxInstances: number, maxMemoryMb: number) {
+    this.cache = new LRUCache<string, Instance>({
+      max: maxInstances,
+      maxSize: maxMemoryMb,
+      sizeCalculation: (instance) => Math.max(1, Math.ceil(instance.sizeMb)),
+      dispose: (instance) => instance.retire(),
+    });
+  }
+
+  /** A ready instance of this version, cold-starting one with `create` when none is warm. */
+  acquire(manifest: FunctionManifest, create: () => Promise<Instance>, isCurrent: () => boolean): Promise<Instance> {
+    const key = versionKey(manifest);
+    const warm = this.cache.get(key);
+    if (warm && warm.state === 'ready') {
+      this.hits++;
+      return Promise.resolve(warm);
+    }
+    if (warm) this.cache.delete(key);
+    this.misses++;
+    let pending = this.loading.get(key);
+    if (!pending) {
+      this.coldStarts++;
+      pending = create().then((instance) => {
+        if (isCurrent() && instance.state === 'ready') this.cache.set(key, instance);
+        return instance;
+      });
+      const cleanup = () => this.loading.delete(key);
+      pending.then(cleanup, cleanup);
+      this.loading.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** Drops an instance that died (memory limit, timeout) so the next call starts a fresh one. */
+  forget(instance: Instance): void {
+    for (const [key, value] of this.cache.entries()) {
+      if (value === instance) {
+        this.cache.delete(key);
+        return;
+      }
+    }
+  }
+
+  /** Retires the warm instance of a version (after a redeploy or removal). */
+  retire(manifest: Pick<FunctionManifest, 'account' | 'name' | 'version'>): void {
+    this.cache.delete(versionKey(manifest));
+  }
+
+  stats(): PoolStats {
+    return { warm: this.cache.size, warmMb: this.cache.calculatedSize, hits: this.hits, misses: this.misses, coldStarts: this.coldStarts };
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+}

@@ -1,0 +1,44 @@
+import { ServiceError } from './errors';
+import type { FunctionResponse } from './runtime';
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** Headers the server owns: a function cannot set them. */
+const RESERVED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'date', 'x-service-request-id', 'x-service-duration-usecs']);
+
+/**
+ * Validates the headers of an explicit response (untrusted: they come from user code) and drops
+ * the ones the server manages. Names must be HTTP tokens and values must not contain CR, LF or NUL.
+ */
+export function checkResponseHeaders(headers: unknown): Record<string, string> {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
+    throw new ServiceError('ERR_BAD_RESPONSE', 'response headers must be an object of names to string values');
+  }
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (!TOKEN.test(name)) throw new ServiceError('ERR_BAD_RESPONSE', `response header name ${JSON.stringify(name)} is not a valid HTTP header name`);
+    if (typeof value !== 'string') throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} must be a string, got ${value === null ? 'null' : typeof value}`);
+    if (!FIELD_VALUE.test(value)) throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} contains characters not allowed in a header value`);
+    if (RESERVED.has(name.toLowerCase())) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+export function checkStatus(status: unknown): number {
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
+    throw new ServiceError('ERR_BAD_RESPONSE', `statusCode must be an integer from 100 to 599, got ${JSON.stringify(status) ?? String(status)}`);
+  }
+  return status;
+}
+
+export function checkBodySize(body: string | Uint8Array, limit: number): void {
+  const size = typeof body === 'string' ? (body.length * 3 > limit ? Buffer.byteLength(body) : body.length) : body.byteLength;
+  if (size > limit) {
+    throw new ServiceError('ERR_BAD_RESPONSE', `the response body is ${size} bytes, over the limit of ${limit} bytes`);
+  }
+}
+
+export function jsonResponse(json: string): FunctionResponse {
+  return { status: 200, headers: { 'content-type': 'application/json' }, body: json };
+}

@@ -1,0 +1,52 @@
+import { STATUS_CODES } from 'node:http';
+import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+
+/** Bodies at or under this size go out in one `end`; larger ones are streamed with backpressure. */
+const DIRECT_LIMIT = 64 * 1024;
+
+export interface ResponseState {
+  aborted: boolean;
+}
+
+export function statusLine(status: number): string {
+  return `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+}
+
+/**
+ * Writes a whole response on a uWS HttpResponse (corked into one syscall where it fits). For HEAD
+ * the status and headers go out with the body's Content-Length and no body.
+ */
+export function writeResponse(
+  res: HttpResponse,
+  state: ResponseState,
+  status: number,
+  headers: Record<string, string>,
+  body: string | Uint8Array,
+  head: boolean,
+): void {
+  if (state.aborted) return;
+  res.cork(() => {
+    res.writeStatus(statusLine(status));
+    for (const name in headers) res.writeHeader(name, headers[name]!);
+    if (head) {
+      res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    } else if ((typeof body === 'string' ? body.length * 3 : body.byteLength) <= DIRECT_LIMIT) {
+      res.end(body);
+    } else {
+      streamBody(res, state, typeof body === 'string' ? Buffer.from(body) : body);
+    }
+  });
+}
+
+/** Sends a large body respecting backpressure: the rest is written when the socket drains. */
+function streamBody(res: HttpResponse, state: ResponseState, bytes: Uint8Array): void {
+  const total = bytes.byteLength;
+  const start = res.getWriteOffset();
+  const [ok, done] = res.tryEnd(bytes, total);
+  if (done || ok) return;
+  res.onWritable((offset) => {
+    if (state.aborted) return true;
+    const [sent] = res.tryEnd(bytes.subarray(offset - start), total);
+    return sent;
+  });
+}

@@ -1,0 +1,151 @@
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { Engine, errorResponse, responseHeaders, type InvokeResponse } from '../engine/engine';
+import { ServiceError } from '../engine/errors';
+import { newRequestId } from '../engine/request-id';
+import { writeResponse, type ResponseState } from './respond';
+import { loadUws } from './uws';
+
+export interface ServerOptions {
+  engine: Engine;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+}
+
+export interface RunningServer {
+  port: number;
+  url: string;
+  close(): void;
+}
+
+const RUN_PREFIX = '/v2/run/';
+
+/** A request after routing, read fully from uWS (whose request object is only valid synchronously). */
+interface IncomingCall {
+  method: string;
+  accountId: string;
+  functionName: string;
+  path: string;
+  rawQuery: string;
+  headers: Record<string, string>;
+}
+
+/** Starts the HTTP server: `/v2/run/…` invocations and `/healthz`. */
+export function startServer(options: ServerOptions): Promise<RunningServer> {
+  const uws = loadUws();
+  const { engine } = options;
+  const app: TemplatedApp = uws.App();
+
+  app.any('/v2/run/*', (res, req) => handleRun(engine, res, req));
+  app.get('/healthz', (res) => {
+    const state = { aborted: false };
+    res.onAborted(() => (state.aborted = true));
+    const body = JSON.stringify({ status: 'ok', ...engine.stats() });
+    writeResponse(res, state, 200, { 'content-type': 'application/json' }, body, false);
+  });
+  app.any('/*', (res, req) => {
+    const head = req.getMethod() === 'head';
+    const url = req.getUrl();
+    const state = { aborted: false };
+    res.onAborted(() => (state.aborted = true));
+    send(res, state, errorResponse(new ServiceError('ERR_NOT_FOUND', `no route for ${url}`), newRequestId(), 0), head);
+  });
+
+  return new Promise((resolve, reject) => {
+    app.listen(options.host, options.port, (socket: us_listen_socket | false) => {
+      if (!socket) {
+        reject(new Error(`cannot listen on ${options.host}:${options.port} (is the port in use?)`));
+        return;
+      }
+      const port = uws.us_socket_local_port(socket);
+      engine.addSelfPort(port);
+      const shownHost = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+      resolve({
+        port,
+        url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
+        close: () => uws.us_listen_socket_close(socket),
+      });
+    });
+  });
+}
+
+function send(res: HttpResponse, state: ResponseState, response: InvokeResponse, head: boolean): void {
+  writeResponse(res, state, response.status, responseHeaders(response), response.body, head);
+}
+
+function readCall(req: HttpRequest): IncomingCall {
+  const url = req.getUrl();
+  const rest = url.slice(RUN_PREFIX.length);
+  const slash = rest.indexOf('/');
+  const accountId = slash === -1 ? rest : rest.slice(0, slash);
+  const afterAccount = slash === -1 ? '' : rest.slice(slash + 1);
+  const slash2 = afterAccount.indexOf('/');
+  const functionName = slash2 === -1 ? afterAccount : afterAccount.slice(0, slash2);
+  const path = slash2 === -1 ? '/' : afterAccount.slice(slash2);
+  const headers: Record<string, string> = {};
+  req.forEach((name, value) => {
+    const prior = headers[name];
+    headers[name] = prior === undefined ? value : `${prior}, ${value}`;
+  });
+  return {
+    method: req.getMethod().toUpperCase(),
+    accountId: safeDecode(accountId),
+    functionName: safeDecode(functionName),
+    path,
+    rawQuery: req.getQuery() ?? '',
+    headers,
+  };
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest): void {
+  const call = readCall(req);
+  const state: ResponseState = { aborted: false };
+  res.onAborted(() => (state.aborted = true));
+  const head = call.method === 'HEAD';
+  const limit = engine.limits.requestBodyBytes;
+  const declared = call.headers['content-length'];
+  const tooLarge = () => {
+    const response = errorResponse(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${limit} bytes`), newRequestId(), 0);
+    send(res, state, { ...response, headers: { ...response.headers, connection: 'close' } }, head);
+  };
+  if (declared !== undefined && Number(declared) > limit) {
+    tooLarge();
+    return;
+  }
+  const run = (body: Buffer) => {
+    engine
+      .invoke({ ...call, apiKey: call.headers['x-service-api-key'], body })
+      .then((response) => send(res, state, response, head))
+      .catch((err: unknown) => send(res, state, errorResponse(err, newRequestId(), 0), head));
+  };
+  const hasBody = (declared !== undefined && declared !== '0') || call.headers['transfer-encoding'] !== undefined;
+  if (!hasBody) {
+    run(EMPTY);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let refused = false;
+  res.onData((chunk, isLast) => {
+    if (refused) return;
+    size += chunk.byteLength;
+    if (size > limit) {
+      refused = true;
+      tooLarge();
+      return;
+    }
+    // uWS reuses the chunk's memory after this callback returns: copy it.
+    chunks.push(Buffer.from(new Uint8Array(chunk)));
+    if (isLast) run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  });
+}
+
+const EMPTY = Buffer.alloc(0);

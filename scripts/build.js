@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// Builds islet: compiles the TypeScript host code into dist/ and bundles the code that
+// runs inside every node8 isolate (engine/node8/sandbox) into one script with esbuild.
+'use strict';
+const { execFileSync } = require('node:child_process');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+
+function run(cmd, args) {
+  execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
+}
+
+run(bin('tsc'), ['-p', 'tsconfig.json']);
+run(bin('tsc'), ['-p', 'engine/node8/sandbox/tsconfig.json']);
+require('esbuild').buildSync({
+  entryPoints: [path.join(root, 'engine/node8/sandbox/index.ts')],
+  outfile: path.join(root, 'dist/engine/node8/sandbox.js'),
+  bundle: true,
+  format: 'iife',
+  platform: 'neutral',
+  mainFields: ['main'],
+  target: 'es2022',
+  legalComments: 'none',
+  logLevel: 'warning',
+});
