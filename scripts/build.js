@@ -9,7 +9,12 @@ const root = path.resolve(__dirname, '..');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 
 function run(cmd, args) {
-  execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  try {
+    execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  } catch {
+    console.error(`build failed: ${path.basename(cmd)} ${args.join(' ')}`);
+    process.exit(1);
+  }
 }
 
 run(bin('tsc'), ['-p', 'tsconfig.json']);

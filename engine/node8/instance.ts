@@ -269,6 +269,8 @@ function withDefaultType(headers: Record<string, string>, type: string): Record<
   return headers;
 }
 
+/** The bytes as an ArrayBuffer of exactly their length (Buffers often view a larger shared pool). */
 function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes.buffer as ArrayBuffer;
+  return new Uint8Array(bytes).buffer as ArrayBuffer;
 }

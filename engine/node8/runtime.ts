@@ -146,7 +146,11 @@ function toArrayBuffer(bytes: Buffer): ArrayBuffer {
 /** Turns a failure while loading user code into ERR_FUNCTION_FAILED with the user's own message and location. */
 function loadError(err: unknown, manifest: FunctionManifest, timeoutMs: number): ServiceError {
   if (err instanceof ServiceError) return err;
-  const e = err as Error;
+  const e = err as NodeJS.ErrnoException;
+  if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) {
+    // The deployed files could not be read: the store's fault, not the function's.
+    return new ServiceError('ERR_INTERNAL', `cannot load ${manifest.name}: ${e.message}`);
+  }
   const message = String(e?.message ?? err);
   if (/Script execution timed out/.test(message)) {
     return new ServiceError('ERR_FUNCTION_FAILED', `loading ${manifest.file} took longer than ${timeoutMs} ms`);

@@ -1,0 +1,91 @@
+import t from 'tap';
+import { fixture, startTestServer, type TestServer } from './helpers/server';
+
+// What a node8 handler receives (SPEC §2 and §3).
+let s: TestServer;
+const probes = fixture('probes-node8');
+
+t.before(async () => {
+  s = await startTestServer();
+  await s.deploy('context', probes, 'context', { env: { GREETING: 'hi', EMPTY: '' } });
+  await s.deploy('log', probes, 'log');
+  await s.deploy('web', probes, 'webApis');
+  await s.deploy('bytes', probes, 'bytes');
+});
+t.teardown(() => s.stop());
+
+interface ContextOut {
+  body: unknown;
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  raw: string;
+  rawIsBuffer: boolean;
+  requestId: string;
+  env: Record<string, string>;
+  requestEnv: Record<string, string>;
+}
+
+t.test('request: method, path, query (last value wins), lower-case headers, raw body, request id, env', async (t) => {
+  const res = await s.call('context', {
+    method: 'PUT',
+    path: '/items/42',
+    query: 'a=1&a=2&b=x%20y&c=d+e',
+    headers: { 'X-Custom': 'v1', 'Content-Type': 'application/json' },
+    body: '{"n":1}',
+  });
+  t.equal(res.status, 200);
+  const out = (await res.json()) as ContextOut;
+  t.same(out.body, { n: 1 });
+  t.equal(out.method, 'PUT');
+  t.equal(out.path, '/items/42');
+  t.same(out.query, { a: '2', b: 'x y', c: 'd e' });
+  t.equal(out.headers['x-custom'], 'v1');
+  t.equal(out.headers['content-type'], 'application/json');
+  t.equal(Buffer.from(out.raw, 'base64').toString(), '{"n":1}');
+  t.equal(out.rawIsBuffer, true);
+  t.equal(out.requestId, res.headers.get('x-service-request-id'));
+  t.same(out.env, { GREETING: 'hi', EMPTY: '', SERVICE_ACCOUNT_ID: s.accountId });
+  t.same(out.requestEnv, out.env);
+});
+
+t.test('path is / when none; a non-UTF-8 body stays raw and the body argument is undefined', async (t) => {
+  const bytes = new Uint8Array([0xff, 0xfe, 0x00, 0x41]);
+  const out = (await (await s.call('context', { body: bytes })).json()) as ContextOut;
+  t.equal(out.path, '/');
+  t.equal(out.body, 'undefined');
+  t.same([...Buffer.from(out.raw, 'base64')], [0xff, 0xfe, 0x00, 0x41]);
+});
+
+t.test('bytes returned by a handler are sent raw as application/octet-stream', async (t) => {
+  const res = await s.call('bytes');
+  t.equal(res.headers.get('content-type'), 'application/octet-stream');
+  t.same([...new Uint8Array(await res.arrayBuffer())], [0, 1, 2, 255]);
+});
+
+t.test('console output goes to the function logs with the request id', async (t) => {
+  const res = await s.call('log');
+  const requestId = (await res.json()) as string;
+  const entries = await s.engine.logs.read(s.accountId, 'log');
+  const mine = entries.filter((e) => e.requestId === requestId);
+  t.match(mine.find((e) => e.level === 'info')?.message, /^hello from the log \{ n: 1 \}$/);
+  t.equal(mine.find((e) => e.level === 'error')?.message, 'an error line');
+  t.match(mine.find((e) => e.level === 'call')?.message, /^GET 200 [\d.]+ us$/, 'one line per call with its duration');
+});
+
+t.test('web APIs inside the isolate: URL, URLSearchParams, TextEncoder/Decoder, atob/btoa, crypto, Buffer, timers', async (t) => {
+  const res = await s.call('web');
+  t.equal(res.status, 200);
+  t.same(await res.json(), {
+    url: 'https://example.com/a/b?x=1#h',
+    params: 'a=1&b=two+words',
+    text: 'héllo ✓',
+    b64: 'aXNsZXQ=',
+    unb64: 'islet',
+    uuid: true,
+    random: true,
+    buffer: '6869',
+    timer: 'fired',
+  });
+});

@@ -1,0 +1,32 @@
+/**
+ * A test server in its own process, for tests that may leave the process unable to exit by itself
+ * (a fatal out-of-memory parks an isolate thread for good). Reads its set-up from ISLET_TEST_CONFIG
+ * and prints one JSON line `{url, accountId, apiKey}` when it is ready.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { Engine } from '../../engine/engine';
+import { startServer } from '../../http/server';
+
+export interface ChildConfig {
+  limits?: Record<string, number>;
+  deploys: { name: string; folder: string; entrypoint: string; extra?: Record<string, unknown> }[];
+}
+
+async function main(): Promise<void> {
+  const config = JSON.parse(process.env.ISLET_TEST_CONFIG ?? '{"deploys":[]}') as ChildConfig;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-child-'));
+  const engine = await Engine.open({ dataDir, limits: config.limits });
+  const { accountId, apiKey } = await engine.createAccount();
+  for (const d of config.deploys) {
+    await engine.deploy(accountId, { name: d.name, runtime: 'node8', file: 'function.js', entrypoint: d.entrypoint, env: {}, ...d.extra }, { dir: d.folder });
+  }
+  const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
+  process.stdout.write(`${JSON.stringify({ url: server.url, accountId, apiKey, dataDir })}\n`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

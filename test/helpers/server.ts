@@ -1,0 +1,87 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { Engine, type EngineOptions } from '../../engine/engine';
+import type { Limits } from '../../engine/limits';
+import { startServer, type RunningServer } from '../../http/server';
+
+/** The repository root (tests run from dist/test/…). */
+export const ROOT = path.resolve(__dirname, '..', '..', '..');
+
+export function fixture(name: string): string {
+  return path.join(ROOT, 'test', 'fixtures', name);
+}
+
+export interface TestServer {
+  engine: Engine;
+  server: RunningServer;
+  url: string;
+  dataDir: string;
+  accountId: string;
+  apiKey: string;
+  /** Deploys `entrypoint` of `file` in a fixture folder as function `name`. */
+  deploy(name: string, folder: string, entrypoint: string, extra?: Record<string, unknown>): Promise<void>;
+  /** Calls a function over HTTP. */
+  call(name: string, init?: CallInit): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export interface CallInit {
+  method?: string;
+  query?: string;
+  path?: string;
+  body?: string | Uint8Array;
+  headers?: Record<string, string>;
+  /** API key to send; defaults to the account's; `null` sends none. */
+  key?: string | null;
+  account?: string;
+}
+
+export async function startTestServer(options: { limits?: Partial<Limits>; dataDir?: string; engine?: Partial<EngineOptions> } = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'islet-test-'));
+  const engine = await Engine.open({ dataDir, limits: options.limits, ...options.engine });
+  const { accountId, apiKey } = await engine.createAccount();
+  return attach(engine, dataDir, accountId, apiKey);
+}
+
+/** Opens an engine and server on an existing data directory (a restart). */
+export async function reopenTestServer(dataDir: string, accountId: string, apiKey: string, limits?: Partial<Limits>): Promise<TestServer> {
+  const engine = await Engine.open({ dataDir, limits });
+  return attach(engine, dataDir, accountId, apiKey);
+}
+
+async function attach(engine: Engine, dataDir: string, accountId: string, apiKey: string): Promise<TestServer> {
+  const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
+  const t: TestServer = {
+    engine,
+    server,
+    url: server.url,
+    dataDir,
+    accountId,
+    apiKey,
+    async deploy(name, folder, entrypoint, extra = {}) {
+      await engine.deploy(accountId, { name, runtime: 'node8', file: 'function.js', entrypoint, env: {}, ...extra }, { dir: folder });
+    },
+    call(name, init = {}) {
+      const headers: Record<string, string> = { ...init.headers };
+      const key = init.key === undefined ? apiKey : init.key;
+      if (key !== null) headers['X-Service-Api-Key'] = key;
+      const url = `${server.url}/v2/run/${init.account ?? accountId}/${name}${init.path ?? ''}${init.query ? `?${init.query}` : ''}`;
+      return fetch(url, { method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'), headers, body: init.body, redirect: 'manual' });
+    },
+    async stop() {
+      server.close();
+      await engine.close();
+    },
+  };
+  return t;
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Checks the headers every response carries (SPEC §2). */
+export function serviceHeaders(res: Response): { requestId: string | null; duration: string | null } {
+  return { requestId: res.headers.get('x-service-request-id'), duration: res.headers.get('x-service-duration-usecs') };
+}

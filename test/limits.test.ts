@@ -1,0 +1,86 @@
+import t from 'tap';
+import { startChildServer, type ChildServer } from './helpers/child';
+import { fixture } from './helpers/server';
+
+// Runaway and memory-hungry handlers are stopped; the server and other functions keep working.
+// The server runs in a child process: after a fatal V8 out-of-memory (array_alloc) isolated-vm
+// parks the isolate's thread, which keeps a process from exiting on its own.
+let s: ChildServer;
+const probes = fixture('probes-node8');
+const TIMEOUT = 500;
+
+t.before(async () => {
+  s = await startChildServer({
+    deploys: [
+      { name: 'ok', folder: probes, entrypoint: 'ok' },
+      { name: 'spin', folder: probes, entrypoint: 'spin', extra: { timeoutMs: TIMEOUT } },
+      { name: 'hang', folder: probes, entrypoint: 'hang', extra: { timeoutMs: TIMEOUT } },
+      { name: 'spin_later', folder: probes, entrypoint: 'spinLater', extra: { timeoutMs: TIMEOUT } },
+      { name: 'buffer_alloc', folder: probes, entrypoint: 'bufferAlloc' },
+      { name: 'array_alloc', folder: probes, entrypoint: 'arrayAlloc' },
+      { name: 'grow_alloc', folder: probes, entrypoint: 'growAlloc' },
+    ],
+  });
+});
+t.teardown(() => s.stop());
+
+/** Calls `ok` in a loop until `until` settles; returns how many calls answered 200 and the slowest. */
+async function keepCalling(until: Promise<unknown>): Promise<{ answered: number; failed: number; slowestMs: number }> {
+  let done = false;
+  void until.finally(() => (done = true));
+  let answered = 0;
+  let failed = 0;
+  let slowestMs = 0;
+  while (!done) {
+    const started = performance.now();
+    const res = await s.call('ok');
+    await res.text();
+    slowestMs = Math.max(slowestMs, performance.now() - started);
+    if (res.status === 200) answered++;
+    else failed++;
+  }
+  return { answered, failed, slowestMs };
+}
+
+for (const name of ['spin', 'hang', 'spin_later']) {
+  t.test(`${name}: ERR_TIMEOUT within timeout + 100 ms while another function keeps answering`, async (t) => {
+    await (await s.call('ok')).text();
+    const started = performance.now();
+    const runaway = s.call(name).then(async (res) => ({ res, body: (await res.json()) as { errorCode: string }, ms: performance.now() - started }));
+    const other = await keepCalling(runaway);
+    const { res, body, ms } = await runaway;
+    t.equal(res.status, 504);
+    t.equal(body.errorCode, 'ERR_TIMEOUT');
+    t.ok(ms >= TIMEOUT - 5, `not before the timeout (${ms.toFixed(0)} ms)`);
+    t.ok(ms <= TIMEOUT + 100, `within timeout + 100 ms (${ms.toFixed(0)} ms)`);
+    t.ok(other.answered > 0, `the other function answered ${other.answered} calls meanwhile`);
+    t.equal(other.failed, 0, 'no call of the other function failed');
+    const again = await s.call(name);
+    t.equal(again.status, 504, 'the next call runs again (in a fresh instance) and is stopped again');
+    await again.text();
+  });
+}
+
+for (const name of ['buffer_alloc', 'array_alloc', 'grow_alloc']) {
+  t.test(`${name}: a 500 MB allocation answers ERR_RESOURCE_LIMIT and the server stays up`, async (t) => {
+    const res = await s.call(name);
+    t.equal(res.status, 500);
+    t.equal(((await res.json()) as { errorCode: string }).errorCode, 'ERR_RESOURCE_LIMIT');
+    const health = await fetch(`${s.url}/healthz`);
+    t.equal(health.status, 200, 'server up');
+    t.equal(s.process.exitCode, null, 'the server process did not exit');
+    await health.text();
+    const ok = await s.call('ok');
+    t.equal(ok.status, 200, 'other functions answer');
+    await ok.text();
+    const again = await s.call(name);
+    t.equal(again.status, 500, 'the next call of that function runs again in a fresh instance');
+    t.equal(((await again.json()) as { errorCode: string }).errorCode, 'ERR_RESOURCE_LIMIT');
+  });
+}
+
+t.test('after all of that, the process is still healthy and serving', async (t) => {
+  const res = await s.call('ok');
+  t.equal(res.status, 200);
+  t.match(await res.text(), /^"ok \d+"$/);
+});

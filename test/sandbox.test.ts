@@ -1,0 +1,112 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import t from 'tap';
+import { fixture, startTestServer, type TestServer } from './helpers/server';
+
+// User code cannot reach the host: its environment, files, processes, objects or listeners.
+const SECRET = `host-secret-${process.pid}-${Date.now()}`;
+process.env.ISLET_TEST_HOST_SECRET = SECRET;
+const markerDir = mkdtempSync(path.join(tmpdir(), 'islet-marker-'));
+const markerFile = path.join(markerDir, 'marker.js');
+writeFileSync(markerFile, `module.exports = ${JSON.stringify(SECRET)};\n`);
+
+let s: TestServer;
+let listener: Server;
+let listenerPort = 0;
+let listenerConnections = 0;
+const probes = fixture('probes-node8');
+
+t.before(async () => {
+  s = await startTestServer();
+  for (const entry of ['probeConstructor', 'probeRequire', 'probePrototype', 'probeThenable', 'probeToJSON', 'probeFetch', 'state', 'context']) {
+    await s.deploy(entry.toLowerCase(), probes, entry, { env: { DECLARED: 'yes' } });
+  }
+  await s.deploy('state_other', probes, 'state', { env: { OTHER: 'only-mine' } });
+  listener = createServer((socket) => {
+    listenerConnections++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  listenerPort = (listener.address() as { port: number }).port;
+});
+t.teardown(async () => {
+  listener.close();
+  await s.stop();
+});
+
+async function probe(name: string, body?: unknown): Promise<{ status: number; text: string }> {
+  const res = await s.call(name, body === undefined ? {} : { body: JSON.stringify(body) });
+  return { status: res.status, text: await res.text() };
+}
+
+t.test('Function constructor chains reach only the sandbox, never the host process', async (t) => {
+  const { status, text } = await probe('probeconstructor');
+  t.equal(status, 200);
+  t.notMatch(text, SECRET);
+  const out = JSON.parse(text) as { processEnv: string[]; hasBinding: boolean; hasMainModule: boolean; globals: string[] };
+  t.same(out.processEnv.sort(), ['DECLARED', 'SERVICE_ACCOUNT_ID'], 'process.env holds only the declared env and SERVICE_ACCOUNT_ID');
+  t.equal(out.hasBinding, false, 'no process.binding');
+  t.equal(out.hasMainModule, false, 'no process.mainModule');
+  t.same(out.globals, [], 'no host bridge, require or module on the global object');
+});
+
+t.test('require of Node built-ins and of host files fails with an error naming the module', async (t) => {
+  const { text } = await probe('proberequire', { markerFile });
+  t.notMatch(text, SECRET, 'the marker file was not read');
+  const out = JSON.parse(text) as Record<string, string>;
+  t.match(out.child_process, /^ERR_UNAVAILABLE_BUILTIN: Cannot require 'child_process'/);
+  t.match(out.fs, /^ERR_UNAVAILABLE_BUILTIN: Cannot require 'fs'/);
+  t.match(out['node:fs'], /^ERR_UNAVAILABLE_BUILTIN: Cannot require 'node:fs'/);
+  t.match(out.net, /ERR_UNAVAILABLE_BUILTIN/);
+  t.match(out.worker_threads, /ERR_UNAVAILABLE_BUILTIN/);
+  t.match(out.vm, /ERR_UNAVAILABLE_BUILTIN/);
+  t.match(out['../../../../../etc/passwd'], /^MODULE_NOT_FOUND/);
+  t.match(out['/etc/passwd'], /^MODULE_NOT_FOUND/);
+  t.match(out[markerFile], /^MODULE_NOT_FOUND/);
+});
+
+t.test('__proto__ and constructor keys in returned JSON do not pollute host prototypes', async (t) => {
+  const { status, text } = await probe('probeprototype');
+  t.equal(status, 200);
+  t.match(text, /"ok":1/);
+  t.equal(({} as Record<string, unknown>).pollutedByFunction, undefined, 'Object.prototype untouched');
+  t.equal((Object.prototype as unknown as Record<string, unknown>).pollutedByFunction, undefined);
+  const parsed = JSON.parse(text) as Record<string, unknown>;
+  t.equal(({} as Record<string, unknown>).pollutedByFunction, undefined, 'still untouched after the host parses the body');
+  t.ok(Object.prototype.hasOwnProperty.call(parsed, '__proto__'), 'the key stays data');
+});
+
+t.test('thenables and toJSON/getters run inside the isolate, not on the host', async (t) => {
+  const thenable = await probe('probethenable');
+  t.equal(thenable.status, 200);
+  t.equal(thenable.text, 'resolved inside the isolate');
+  const toJSON = await probe('probetojson');
+  t.equal(toJSON.status, 200);
+  t.equal(toJSON.text, '{"replaced":true}');
+});
+
+t.test('fetch to link-local, private and loopback addresses is refused', async (t) => {
+  for (const url of ['http://169.254.169.254/latest/meta-data/', `http://127.0.0.1:${listenerPort}/`, `http://localhost:${listenerPort}/`, `http://[::1]:${listenerPort}/`, 'http://10.0.0.1/', 'http://192.168.1.1/', 'http://0.0.0.0/']) {
+    const { status, text } = await probe('probefetch', { url });
+    t.equal(status, 200, url);
+    t.match(text, /^"blocked: .*not allowed/, `${url}: ${text}`);
+  }
+  t.equal(listenerConnections, 0, 'the host listener was never reached');
+});
+
+t.test('module state survives between calls of one function and never leaks to another', async (t) => {
+  const first = JSON.parse((await probe('state')).text) as { calls: number; shared: string; env: Record<string, string> };
+  const second = JSON.parse((await probe('state')).text) as { calls: number; shared: string };
+  t.equal(second.calls, first.calls + 1, 'warm instance keeps module state');
+  const other = JSON.parse((await probe('state_other')).text) as { calls: number; env: Record<string, string> };
+  t.equal(other.calls, 1, 'another function has its own module state');
+  t.same(Object.keys(other.env).sort(), ['OTHER', 'SERVICE_ACCOUNT_ID']);
+  t.equal(first.env.OTHER, undefined, "one function does not see another's env");
+});
+
+t.test('the host process itself is untouched', async (t) => {
+  t.equal(process.env.ISLET_TEST_HOST_SECRET, SECRET);
+  t.equal(readFileSync(markerFile, 'utf8'), `module.exports = ${JSON.stringify(SECRET)};\n`);
+});
