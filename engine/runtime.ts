@@ -51,4 +51,6 @@ export interface Runtime {
   createInstance(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<Instance>;
   /** Deploy-time check of unpacked code; throws ERR_INVALID_FUNCTION naming file and line. */
   validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void>;
+  /** Releases what the runtime holds besides instances (spare isolates). */
+  close?(): void;
 }

@@ -3,6 +3,7 @@ import ivm from 'isolated-vm';
 import { ServiceError } from '../errors';
 import { checkBodySize, checkResponseHeaders, checkStatus, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
+import type { BlankIsolate } from './blank';
 
 const FIRE_TIMER = 0;
 const FIRE_OP = 1;
@@ -35,43 +36,33 @@ export class Node8Instance implements Instance {
   state: InstanceState = 'ready';
   inflight = 0;
   sizeMb: number;
-  callRef!: ivm.Reference<unknown>;
-  fireRef!: ivm.Reference<unknown>;
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly running = new Set<Finish>();
   private pendingOps = 0;
   private deathCause: 'memory' | 'timeout' | 'disposed' | undefined;
 
+  private readonly callRef: ivm.Reference<unknown>;
+  private readonly fireRef: ivm.Reference<unknown>;
+  readonly isolate: ivm.Isolate;
+
   constructor(
-    readonly isolate: ivm.Isolate,
-    readonly context: ivm.Context,
+    blank: BlankIsolate,
     private readonly options: Node8InstanceOptions,
-    memoryMb: number,
   ) {
-    this.sizeMb = Math.max(1, Math.min(memoryMb, 2));
+    this.isolate = blank.isolate;
+    this.callRef = blank.callRef;
+    this.fireRef = blank.fireRef;
+    this.sizeMb = 1;
+    blank.bridge.target = this;
   }
 
-  /** The callbacks the sandbox receives as `__isletHost`. Each copies its arguments and checks them. */
-  hostBridge(): Record<string, ivm.Callback> {
-    const { services } = this.options;
-    return {
-      log: new ivm.Callback(
-        (requestId: unknown, level: unknown, text: unknown) => {
-          services.log(String(requestId).slice(0, 64), String(level).slice(0, 8), String(text));
-        },
-        { ignored: true },
-      ),
-      readModule: new ivm.Callback((path: unknown) => (typeof path === 'string' ? this.options.readModule(path) : undefined)),
-      timer: new ivm.Callback((op: unknown, id: unknown, ms: unknown) => this.setTimer(Number(op), Number(id), Number(ms)), { ignored: true }),
-      random: new ivm.Callback((n: unknown) => {
-        const count = Math.min(Math.max(Number(n) | 0, 1), 65536);
-        return require('node:crypto').randomBytes(count).toString('hex');
-      }),
-      startOp: new ivm.Callback(
-        (kind: unknown, id: unknown, _requestId: unknown, payload: unknown, body: unknown) => this.startOp(String(kind), Number(id), String(payload), body),
-        { ignored: true },
-      ),
-    };
+  /** Appends a line to this function's logs (from the sandbox's console). */
+  log(requestId: string, level: string, text: string): void {
+    this.options.services.log(requestId, level, text);
+  }
+
+  readModule(path: string): string | undefined {
+    return this.options.readModule(path);
   }
 
   call(input: CallInput): Promise<CallOutcome> {
@@ -214,7 +205,7 @@ export class Node8Instance implements Instance {
     throw new Error('unknown result shape');
   }
 
-  private setTimer(op: number, id: number, ms: number): void {
+  setTimer(op: number, id: number, ms: number): void {
     if (this.state === 'dead' || !Number.isInteger(id)) return;
     const existing = this.timers.get(id);
     if (existing) clearTimeout(existing);
@@ -229,7 +220,7 @@ export class Node8Instance implements Instance {
     this.timers.set(id, timer);
   }
 
-  private startOp(kind: string, id: number, payload: string, body: unknown): void {
+  startOp(kind: string, id: number, payload: string, body: unknown): void {
     if (this.state === 'dead' || !Number.isInteger(id)) return;
     const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
     const settle = (ok: boolean, resultPayload: string, resultBody?: Uint8Array) => {

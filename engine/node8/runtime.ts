@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import { promises as fsp, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
+import { LRUCache } from 'lru-cache';
 import { ServiceError } from '../errors';
 import type { FunctionManifest } from '../manifest';
 import type { Instance, InstanceServices, Runtime } from '../runtime';
+import { createBlankIsolate, type BlankIsolate, type CachedScript } from './blank';
 import { Node8Instance } from './instance';
 
 export interface Node8RuntimeOptions {
@@ -17,21 +19,33 @@ export interface Node8RuntimeOptions {
   onInstanceDeath(instance: Instance): void;
 }
 
-/** isolated-vm sets these on a Script compiled with cachedData options (missing from its typings). */
-type CachedScript = ivm.Script & ivm.CachedDataResult & { cachedDataRejected?: boolean };
-
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
-const SANDBOX_NAME = 'islet:runtime';
+
+/** Delay before building the next spare isolate (about 2 ms of main-thread work). */
+const REFILL_DELAY_MS = 5;
+
+interface CompiledMain {
+  wrapper: string;
+  cacheFile: string;
+  cache: ExternalCopyBuffer | undefined;
+  cacheBytes: number;
+}
+type ExternalCopyBuffer = ivm.ExternalCopy<ArrayBuffer>;
 
 /** Time allowed for a module's top-level code at deploy-time validation. */
 const VALIDATE_TIMEOUT_MS = 10_000;
 
 export class Node8Runtime implements Runtime {
-  private readonly sandboxSource: string;
-  private sandboxCache: ivm.ExternalCopy<ArrayBuffer> | undefined;
+  private readonly sandbox: { source: string; cache?: ivm.ExternalCopy<ArrayBuffer> };
+  /** One blank isolate of the default size, made ahead so a cold start skips creating it. */
+  private spare: BlankIsolate | undefined;
+  private refill: NodeJS.Timeout | undefined;
+  /** Entry-file wrappers and their V8 code caches, by content hash (shared by versions with equal code). */
+  private readonly mains = new LRUCache<string, CompiledMain>({ maxSize: 64 * 1024 * 1024, sizeCalculation: (m) => m.wrapper.length + m.cacheBytes + 64 });
+  private closed = false;
 
   constructor(private readonly options: Node8RuntimeOptions) {
-    this.sandboxSource = readFileSync(SANDBOX_FILE, 'utf8');
+    this.sandbox = { source: readFileSync(SANDBOX_FILE, 'utf8') };
   }
 
   async createInstance(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<Instance> {
@@ -51,94 +65,92 @@ export class Node8Runtime implements Runtime {
     instance.dispose();
   }
 
+  close(): void {
+    this.closed = true;
+    if (this.refill) clearTimeout(this.refill);
+    if (this.spare && !this.spare.isolate.isDisposed) this.spare.isolate.dispose();
+    this.spare = undefined;
+  }
+
+  private takeBlank(memoryMb: number): BlankIsolate {
+    const spare = this.spare;
+    if (memoryMb === this.options.defaultMemoryMb && spare && !spare.isolate.isDisposed) {
+      this.spare = undefined;
+      this.scheduleRefill();
+      return spare;
+    }
+    if (memoryMb === this.options.defaultMemoryMb) this.scheduleRefill();
+    return createBlankIsolate(memoryMb, this.sandbox);
+  }
+
+  /** Builds the next spare shortly after, not inside the cold start that took the last one. */
+  private scheduleRefill(): void {
+    if (this.refill || this.closed) return;
+    this.refill = setTimeout(() => {
+      this.refill = undefined;
+      if (!this.spare && !this.closed) this.spare = createBlankIsolate(this.options.defaultMemoryMb, this.sandbox);
+    }, REFILL_DELAY_MS);
+    this.refill.unref();
+  }
+
   private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number): Promise<Node8Instance> {
-    const memoryMb = manifest.memoryMb ?? this.options.defaultMemoryMb;
-    let instance: Node8Instance | undefined;
-    const isolate = new ivm.Isolate({
-      memoryLimit: memoryMb,
-      onCatastrophicError: () => instance?.onCatastrophe(),
+    const blank = this.takeBlank(manifest.memoryMb ?? this.options.defaultMemoryMb);
+    const files = new Set(manifest.files);
+    const instance = new Node8Instance(blank, {
+      timeoutMs,
+      responseBodyBytes: this.options.responseBodyBytes,
+      services,
+      readModule: (rel) => (files.has(rel) ? readFileSync(path.join(codeDir, rel), 'utf8') : undefined),
+      onDeath: (dead) => this.options.onInstanceDeath(dead),
     });
     try {
-      const context = await isolate.createContext();
-      const files = new Set(manifest.files);
-      instance = new Node8Instance(isolate, context, {
-        timeoutMs,
-        responseBodyBytes: this.options.responseBodyBytes,
-        services,
-        readModule: (rel) => (files.has(rel) ? readFileSync(path.join(codeDir, rel), 'utf8') : undefined),
-        onDeath: (dead) => this.options.onInstanceDeath(dead),
-      }, memoryMb);
-      const global = context.global;
-      const bridge = instance.hostBridge();
-      const host = await isolate.compileScript('({})').then((s) => s.run(context, { reference: true }));
-      for (const [name, callback] of Object.entries(bridge)) await host.set(name, callback);
-      await global.set('__isletHost', host.derefInto());
-      await global.set('__isletConfig', JSON.stringify({
-        accountId: manifest.account,
-        env: manifest.env,
-        files: manifest.files,
-        main: manifest.file,
-        entrypoint: manifest.entrypoint,
-      }));
-      await this.runSandbox(isolate, context, timeoutMs);
-      const api = (await global.get('__islet', { reference: true })) as ivm.Reference<Record<string, unknown>>;
-      instance.callRef = (await api.get('call', { reference: true })) as ivm.Reference<unknown>;
-      instance.fireRef = (await api.get('fire', { reference: true })) as ivm.Reference<unknown>;
-      const provideMain = (await api.get('provideMain', { reference: true })) as ivm.Reference<unknown>;
-      const init = (await api.get('init', { reference: true })) as ivm.Reference<unknown>;
-      await context.eval('delete globalThis.__islet; delete globalThis.__isletHost; delete globalThis.__isletConfig;');
-      const main = await this.compileMain(isolate, context, manifest, codeDir, timeoutMs);
-      await provideMain.apply(undefined, [main.derefInto()], { timeout: timeoutMs });
-      await init.apply(undefined, [], { timeout: timeoutMs });
-      instance.sizeMb = await estimateSizeMb(isolate);
+      const main = await this.compileMain(blank.isolate, blank.context, manifest, codeDir, timeoutMs);
+      const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, files: manifest.files, main: manifest.file, entrypoint: manifest.entrypoint });
+      await blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs });
+      instance.sizeMb = estimateSizeMb(blank.isolate);
       return instance;
     } catch (err) {
-      const loaded = instance;
-      if (loaded) loaded.dispose();
-      else if (!isolate.isDisposed) isolate.dispose();
+      instance.dispose();
       throw loadError(err, manifest, timeoutMs);
     }
   }
 
-  private async runSandbox(isolate: ivm.Isolate, context: ivm.Context, timeoutMs: number): Promise<void> {
-    const script: CachedScript = await isolate.compileScript(this.sandboxSource, {
-      filename: SANDBOX_NAME,
-      ...(this.sandboxCache ? { cachedData: this.sandboxCache } : { produceCachedData: true }),
-    });
-    if (!this.sandboxCache && script.cachedData) this.sandboxCache = script.cachedData;
-    await script.run(context, { timeout: timeoutMs });
-  }
-
-  /** Compiles the entry file as a CommonJS wrapper, with V8's code cache kept per content. */
+  /** Compiles the entry file as a CommonJS wrapper, with V8's code cache kept per content (memory, then disk). */
   private async compileMain(isolate: ivm.Isolate, context: ivm.Context, manifest: FunctionManifest, codeDir: string, timeoutMs: number): Promise<ivm.Reference<unknown>> {
-    const source = (await fsp.readFile(path.join(codeDir, manifest.file), 'utf8')).replace(/^#!.*/, '');
-    const wrapper = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
-    const cacheFile = path.join(this.options.cacheDir, `${createHash('sha256').update(process.versions.v8).update('\0').update(wrapper).digest('hex').slice(0, 40)}.v8cache`);
-    let cached: Buffer | undefined;
-    try {
-      cached = await fsp.readFile(cacheFile);
-    } catch {
-      cached = undefined;
-    }
-    const script: CachedScript = await isolate.compileScript(wrapper, {
+    const main = await this.mainFor(manifest, codeDir);
+    const script: CachedScript = await isolate.compileScript(main.wrapper, {
       filename: `/${manifest.file}`,
-      ...(cached ? { cachedData: new ivm.ExternalCopy(toArrayBuffer(cached)) } : { produceCachedData: true }),
+      ...(main.cache ? { cachedData: main.cache } : { produceCachedData: true }),
     });
-    if ((!cached || script.cachedDataRejected) && script.cachedData) {
+    if ((!main.cache || script.cachedDataRejected) && script.cachedData) {
+      main.cache = script.cachedData;
       const bytes = Buffer.from(script.cachedData.copy());
+      main.cacheBytes = bytes.byteLength;
       fsp.mkdir(this.options.cacheDir, { recursive: true })
-        .then(() => fsp.writeFile(cacheFile, bytes))
+        .then(() => fsp.writeFile(main.cacheFile, bytes))
         .catch(() => undefined);
     }
     return (await script.run(context, { reference: true, timeout: timeoutMs })) as ivm.Reference<unknown>;
   }
+
+  private async mainFor(manifest: FunctionManifest, codeDir: string): Promise<CompiledMain> {
+    const key = `${manifest.contentHash}/${manifest.file}`;
+    const known = this.mains.get(key);
+    if (known) return known;
+    const source = (await fsp.readFile(path.join(codeDir, manifest.file), 'utf8')).replace(/^#!.*/, '');
+    const wrapper = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
+    const cacheFile = path.join(this.options.cacheDir, `${createHash('sha256').update(process.versions.v8).update('\0').update(wrapper).digest('hex').slice(0, 40)}.v8cache`);
+    const bytes = await fsp.readFile(cacheFile).catch(() => undefined);
+    const main: CompiledMain = { wrapper, cacheFile, cache: bytes ? new ivm.ExternalCopy(toArrayBuffer(bytes)) : undefined, cacheBytes: bytes?.byteLength ?? 0 };
+    this.mains.set(key, main);
+    return main;
+  }
 }
 
-async function estimateSizeMb(isolate: ivm.Isolate): Promise<number> {
-  const stats = await isolate.getHeapStatistics();
+function estimateSizeMb(isolate: ivm.Isolate): number {
+  const stats = isolate.getHeapStatisticsSync();
   return Math.max(1, Math.ceil((stats.total_heap_size + stats.externally_allocated_size) / (1024 * 1024)));
 }
-
 function toArrayBuffer(bytes: Buffer): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }

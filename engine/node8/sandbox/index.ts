@@ -1,8 +1,8 @@
 /**
- * The runtime inside every node8 isolate. The host defines `__isletHost` (callbacks) and
- * `__isletConfig` (JSON), runs this script, takes the entry points from `__islet`, and deletes all
- * three globals before user code runs. Compiled with the filename `islet:runtime`, which is how
- * its frames are removed from user-visible stacks.
+ * The runtime inside every node8 isolate. The host defines `__isletHost` (callbacks), runs this
+ * script, takes the entry points from `__islet` and deletes both globals; then `init(config,
+ * mainWrapper)` loads the function — the first time user code runs. Compiled with the filename
+ * `islet:runtime`, which is how its frames are removed from user-visible stacks.
  */
 import { makeConsole } from './console';
 import { current, FIRE_OP, FIRE_TIMER, type HostBridge, type SandboxConfig } from './host';
@@ -13,7 +13,6 @@ import { getBuffer, installWebGlobals } from './web';
 
 const g = globalThis as unknown as Record<string, unknown>;
 const host = g.__isletHost as HostBridge;
-const config = JSON.parse(g.__isletConfig as string) as SandboxConfig;
 
 const consoleObject = makeConsole(host);
 const reportError = (err: unknown): void => {
@@ -39,7 +38,7 @@ const timers = makeTimers(host, reportError);
 installWebGlobals(host, ops);
 
 const processObject = {
-  env: { ...config.env, SERVICE_ACCOUNT_ID: config.accountId },
+  env: {} as Record<string, string>,
   argv: ['node'],
   platform: 'linux',
   version: 'v8.17.0',
@@ -71,29 +70,38 @@ const invoke = async (accountId: unknown, functionName: unknown, apiKey: unknown
 };
 const sdkModule = Object.freeze({ invoke });
 
-const modules = new ModuleSystem(config.files, host, {
+const builtins = {
   sdk: () => sdkModule,
   buffer: () => ({ Buffer: getBuffer() }),
   url: () => ({ URL: g.URL, URLSearchParams: g.URLSearchParams }),
   timers: () => ({ ...timers.globals }),
   process: () => processObject,
-});
+};
 
 Object.assign(g, timers.globals);
 for (const [name, value] of Object.entries({ console: consoleObject, process: processObject, global: globalThis, self: globalThis })) {
   Object.defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
 }
 
-let handler: ((body: unknown, context: unknown) => unknown) | undefined;
+type Handler = (body: unknown, context: unknown) => unknown;
+let handler: Handler | undefined;
 
-/** Loads the main file and finds the handler; throws with a message naming the file and export. */
-function init(): void {
+/**
+ * Makes this isolate the function described by `configJson` and loads its main file (compiled by
+ * the host, with V8's code cache). Throws with a message naming the file and export.
+ */
+function init(configJson: string, mainWrapper: Parameters<ModuleSystem['provideCompiled']>[1]): void {
+  if (handler) throw new Error('this isolate is already initialised');
+  const config = JSON.parse(configJson) as SandboxConfig;
+  processObject.env = { ...config.env, SERVICE_ACCOUNT_ID: config.accountId };
+  const modules = new ModuleSystem(config.files, host, builtins);
+  modules.provideCompiled(config.main, mainWrapper);
   const exportsValue = modules.requireMain(config.main) as Record<string, unknown> | undefined;
   const candidate = exportsValue?.[config.entrypoint];
   if (typeof candidate !== 'function') {
     throw new Error(`${config.main} does not export a function named "${config.entrypoint}" (found ${candidate === undefined ? 'nothing' : typeof candidate})`);
   }
-  handler = candidate as typeof handler;
+  handler = candidate as Handler;
 }
 
 function parseQuery(raw: string): Record<string, string> {
@@ -176,9 +184,4 @@ function fire(kind: number, id: number, ok?: boolean, payload?: string, body?: A
   }
 }
 
-g.__islet = {
-  call,
-  fire,
-  init,
-  provideMain: (wrapper: Parameters<ModuleSystem['provideCompiled']>[1]) => modules.provideCompiled(config.main, wrapper),
-};
+g.__islet = { call, fire, init };
