@@ -45,6 +45,7 @@ export interface InvokeResponse {
 }
 
 export interface EngineStats extends PoolStats {
+  runtimes: string[];
   accounts: number;
   functions: number;
   catastrophicOutOfMemory: number;
@@ -144,6 +145,7 @@ export class Engine {
   stats(): EngineStats {
     return {
       ...this.pool.stats(),
+      runtimes: [...this.runtimes.keys()],
       accounts: this.accounts.size,
       functions: this.functions.all().length,
       catastrophicOutOfMemory: catastrophes.count,
@@ -263,11 +265,10 @@ export function responseHeaders(res: InvokeResponse): Record<string, string> {
   };
 }
 
-/** The JSON error body of SPEC §2: `{errorCode, message, requestId}` plus the user's `stack` when there is one. */
+/** The JSON error body of SPEC §2: `{errorCode, message, requestId}` plus details (the user's `stack`; a deploy error's `key`, `file`, `line`). */
 export function errorResponse(err: unknown, requestId: string, durationUs: number): InvokeResponse {
   const error = err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', `internal error: ${(err as Error)?.message ?? String(err)}`);
   if (!(err instanceof ServiceError)) console.error(`[islet] internal error in request ${requestId}:`, err);
-  const body: Record<string, unknown> = { errorCode: error.code, message: error.message, requestId };
-  if (error.details?.stack !== undefined) body.stack = error.details.stack;
+  const body: Record<string, unknown> = { errorCode: error.code, message: error.message, requestId, ...error.details };
   return { status: error.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), requestId, durationUs };
 }

@@ -113,3 +113,38 @@ export function normalizeRelative(p: string): string | undefined {
   }
   return parts.length ? parts.join('/') : undefined;
 }
+
+/** What the management API shows of a deployed function: env names, never their values. */
+export interface FunctionDescription {
+  name: string;
+  runtime: RuntimeName;
+  file: string;
+  entrypoint: string;
+  version: string;
+  deployedAt: string;
+  contentHash: string;
+  bytes: number;
+  files: number;
+  env: string[];
+  timeoutMs: number | undefined;
+  memoryMb: number | undefined;
+  public: boolean;
+}
+
+export function describeFunction(m: FunctionManifest): FunctionDescription {
+  return {
+    name: m.name,
+    runtime: m.runtime,
+    file: m.file,
+    entrypoint: m.entrypoint,
+    version: m.version,
+    deployedAt: m.deployedAt,
+    contentHash: m.contentHash,
+    bytes: m.bytes,
+    files: m.files.length,
+    env: Object.keys(m.env).sort(),
+    timeoutMs: m.timeoutMs,
+    memoryMb: m.memoryMb,
+    public: isPublicName(m.name),
+  };
+}

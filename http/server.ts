@@ -2,6 +2,8 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import { Engine, errorResponse, responseHeaders, type InvokeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
+import { readBody, readHeaders } from './body';
+import { addManagementRoutes } from './management';
 import { writeResponse, type ResponseState } from './respond';
 import { loadUws } from './uws';
 
@@ -30,13 +32,14 @@ interface IncomingCall {
   headers: Record<string, string>;
 }
 
-/** Starts the HTTP server: `/v2/run/…` invocations and `/healthz`. */
+/** Starts the HTTP server: `/v2/run/…` invocations, the management API and `/healthz`. */
 export function startServer(options: ServerOptions): Promise<RunningServer> {
   const uws = loadUws();
   const { engine } = options;
   const app: TemplatedApp = uws.App();
 
   app.any('/v2/run/*', (res, req) => handleRun(engine, res, req));
+  addManagementRoutes(app, engine);
   app.get('/healthz', (res) => {
     const state = { aborted: false };
     res.onAborted(() => (state.aborted = true));
@@ -82,11 +85,7 @@ function readCall(req: HttpRequest): IncomingCall {
   const slash2 = afterAccount.indexOf('/');
   const functionName = slash2 === -1 ? afterAccount : afterAccount.slice(0, slash2);
   const path = slash2 === -1 ? '/' : afterAccount.slice(slash2);
-  const headers: Record<string, string> = {};
-  req.forEach((name, value) => {
-    const prior = headers[name];
-    headers[name] = prior === undefined ? value : `${prior}, ${value}`;
-  });
+  const headers = readHeaders(req);
   return {
     method: req.getMethod().toUpperCase(),
     accountId: safeDecode(accountId),
@@ -111,41 +110,14 @@ function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest): void {
   res.onAborted(() => (state.aborted = true));
   const head = call.method === 'HEAD';
   const limit = engine.limits.requestBodyBytes;
-  const declared = call.headers['content-length'];
   const tooLarge = () => {
     const response = errorResponse(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${limit} bytes`), newRequestId(), 0);
     send(res, state, { ...response, headers: { ...response.headers, connection: 'close' } }, head);
   };
-  if (declared !== undefined && Number(declared) > limit) {
-    tooLarge();
-    return;
-  }
-  const run = (body: Buffer) => {
+  readBody(res, call.headers, limit, (body) => {
     engine
       .invoke({ ...call, apiKey: call.headers['x-service-api-key'], body })
       .then((response) => send(res, state, response, head))
       .catch((err: unknown) => send(res, state, errorResponse(err, newRequestId(), 0), head));
-  };
-  const hasBody = (declared !== undefined && declared !== '0') || call.headers['transfer-encoding'] !== undefined;
-  if (!hasBody) {
-    run(EMPTY);
-    return;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let refused = false;
-  res.onData((chunk, isLast) => {
-    if (refused) return;
-    size += chunk.byteLength;
-    if (size > limit) {
-      refused = true;
-      tooLarge();
-      return;
-    }
-    // uWS reuses the chunk's memory after this callback returns: copy it.
-    chunks.push(Buffer.from(new Uint8Array(chunk)));
-    if (isLast) run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-  });
+  }, tooLarge);
 }
-
-const EMPTY = Buffer.alloc(0);

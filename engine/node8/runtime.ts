@@ -58,7 +58,8 @@ export class Node8Runtime implements Runtime {
       instance = await this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS));
     } catch (err) {
       if (err instanceof ServiceError && err.code === 'ERR_FUNCTION_FAILED') {
-        throw new ServiceError('ERR_INVALID_FUNCTION', `functions.${manifest.name}: ${err.message}`, err.details);
+        const key = /does not export a function named/.test(err.message) ? 'entrypoint' : 'file';
+        throw new ServiceError('ERR_INVALID_FUNCTION', `functions.${manifest.name}: ${err.message}`, { ...err.details, key });
       }
       throw err;
     }

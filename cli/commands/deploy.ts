@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { isPublicName } from '../../engine/manifest';
+import { ServerError, upload } from '../api';
+import { requireAccount } from '../config';
+import { CliError } from '../errors';
+import { packFolder } from '../pack';
+import { readServiceFile } from '../service-yml';
+
+/** Bundles at least this large show upload progress. */
+const PROGRESS_FROM_BYTES = 1024 * 1024;
+
+export interface DeployOptions {
+  dir?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  progress?: (line: string) => void;
+}
+
+/** Finds the function folder: --dir, else ./<name> when it has a service.yml, else the current folder. */
+function functionDir(name: string, options: DeployOptions): { dir: string; shown: string } {
+  const cwd = options.cwd ?? process.cwd();
+  if (options.dir) return { dir: path.resolve(cwd, options.dir), shown: options.dir };
+  if (existsSync(path.join(cwd, name, 'service.yml'))) return { dir: path.join(cwd, name), shown: name };
+  return { dir: cwd, shown: '.' };
+}
+
+/** `islet deploy <name>`: validates service.yml, packs the folder, uploads it, prints how to invoke. */
+export async function deploy(name: string, options: DeployOptions = {}): Promise<string> {
+  const env = options.env ?? process.env;
+  const { dir, shown } = functionDir(name, options);
+  const service = readServiceFile(dir, shown);
+  const spec = service.spec(name, env);
+  const credentials = requireAccount(env);
+  const bundle = await packFolder(dir);
+  const form = new FormData();
+  form.set('spec', JSON.stringify(spec));
+  form.set('bundle', new Blob([bundle], { type: 'application/gzip' }), 'bundle.tar.gz');
+  const encoded = new Response(form);
+  const contentType = encoded.headers.get('content-type')!;
+  const body = Buffer.from(await encoded.arrayBuffer());
+  const progress = options.progress ?? ((line: string) => process.stderr.write(line));
+  let lastShown = -1;
+  try {
+    await upload(credentials.url, `/v2/accounts/${credentials.accountId}/functions/${encodeURIComponent(name)}`, credentials.apiKey, contentType, body, (sent, total) => {
+      if (total < PROGRESS_FROM_BYTES) return;
+      const percent = Math.floor((sent / total) * 100);
+      if (percent === lastShown) return;
+      lastShown = percent;
+      progress(`\rUploading ${(total / 1048576).toFixed(1)} MB: ${percent}%${sent === total ? '\n' : ''}`);
+    });
+  } catch (err) {
+    if (err instanceof ServerError && typeof err.body.key === 'string') {
+      const line = service.lineOf(`functions.${name}.${err.body.key}`);
+      throw new CliError(`${service.file}${line ? `:${line}` : ''}: ${err.body.message}`);
+    }
+    throw err;
+  }
+  const url = `${credentials.url}/v2/run/${credentials.accountId}/${name}`;
+  const curl = isPublicName(name) ? `curl ${url}` : `curl -H X-Service-Api-Key:$(islet show apiKey) ${url}`;
+  return `Deployed function ${name}\nInvoke with one of:\n  "islet invoke ${name}"\n  "${curl}"\n`;
+}

@@ -1,0 +1,222 @@
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import t from 'tap';
+import { islet } from './helpers/cli';
+import { fixture, startTestServer, type TestServer } from './helpers/server';
+
+// The islet CLI, run as a real executable against a real server.
+let s: TestServer;
+let env: NodeJS.ProcessEnv;
+let work: string;
+
+t.before(async () => {
+  s = await startTestServer();
+  work = mkdtempSync(path.join(tmpdir(), 'islet-cli-'));
+  env = {
+    PATH: process.env.PATH,
+    HOME: work,
+    XDG_CONFIG_HOME: path.join(work, 'config'),
+    SERVICE_URL: s.url,
+    SERVICE_ACCOUNT_ID: s.accountId,
+    SERVICE_API_KEY: s.apiKey,
+  };
+});
+t.teardown(() => s.stop());
+
+const runtimes = async (): Promise<string[]> => ((await (await fetch(`${s.url}/healthz`)).json()) as { runtimes?: string[] }).runtimes ?? [];
+
+for (const runtime of ['node8', 'python2']) {
+  t.test(`create → deploy → invoke → list → logs → remove → invoke, ${runtime}`, async (t) => {
+    if (!(await runtimes()).includes(runtime)) {
+      t.plan(0, `skip: the ${runtime} runtime is not available on this server yet`);
+      return;
+    }
+    const name = `flow_${runtime}`;
+    const created = await islet(['create', runtime, name], { cwd: work, env });
+    t.equal(created.code, 0, created.stderr);
+    t.equal(created.stdout, `Created function ${name} in ./${name}\n  (use "islet deploy ${name}" to deploy the function)\n`);
+    const again = await islet(['create', runtime, name], { cwd: work, env });
+    t.equal(again.code, 1);
+    t.match(again.stderr, /already exists/);
+
+    const deployed = await islet(['deploy', name], { cwd: work, env });
+    t.equal(deployed.code, 0, deployed.stderr);
+    t.equal(
+      deployed.stdout,
+      `Deployed function ${name}\nInvoke with one of:\n  "islet invoke ${name}"\n  "curl -H X-Service-Api-Key:$(islet show apiKey) ${s.url}/v2/run/${s.accountId}/${name}"\n`,
+    );
+    const invoked = await islet(['invoke', name, '--query', 'name=Ada'], { cwd: work, env });
+    t.equal(invoked.stdout, '"Hello Ada!"\n');
+    const withData = await islet(['invoke', name, '--data', '{"name":"Bob"}'], { cwd: work, env });
+    t.equal(withData.stdout, '"Hello Bob!"\n');
+
+    const listed = await islet(['list', '--json'], { cwd: work, env });
+    const functions = JSON.parse(listed.stdout) as { name: string; runtime: string }[];
+    t.ok(functions.some((f) => f.name === name && f.runtime === runtime), 'list --json is valid JSON with the function');
+    const table = await islet(['list'], { cwd: work, env });
+    t.match(table.stdout, new RegExp(`^${name}\\s+${runtime}`, 'm'));
+
+    const logs = await islet(['logs', name], { cwd: work, env });
+    t.equal(logs.code, 0);
+    t.match(logs.stdout, /^\S+Z [0-9a-f]{32} CALL\s+POST 200 [\d.]+ us$/m, 'one line per call with its duration');
+    const recent = await islet(['logs', name, '--since', '1h'], { cwd: work, env });
+    t.equal(recent.stdout.trim().split('\n').length, 2, 'both calls within the last hour');
+    const future = await islet(['logs', name, '--since', String(Math.floor(Date.now() / 1000) + 3600)], { cwd: work, env });
+    t.equal(future.stdout, '', 'nothing after an hour from now');
+
+    const removed = await islet(['remove', name], { cwd: work, env });
+    t.equal(removed.stdout, `Removed function ${name}\n`);
+    const gone = await islet(['invoke', name], { cwd: work, env });
+    t.equal(gone.code, 1);
+    t.match(gone.stderr, /^islet: 404 ERR_NO_SUCH_FUNCTION/);
+  });
+}
+
+function folder(yml: string, files: Record<string, string> = { 'function.js': 'exports.handler = () => process.env;\n' }): string {
+  const dir = mkdtempSync(path.join(work, 'fn-'));
+  writeFileSync(path.join(dir, 'service.yml'), yml);
+  for (const [file, text] of Object.entries(files)) writeFileSync(path.join(dir, file), text);
+  return dir;
+}
+
+t.test('env: an empty value is taken from the shell; unset, the deploy fails naming the variable', async (t) => {
+  const dir = folder('functions:\n  envy:\n    file: function.js\n    entrypoint: handler\n    runtime: node8\n    env:\n      FIXED: from-file\n      TOKEN:\n');
+  const ok = await islet(['deploy', 'envy', '--dir', dir], { env: { ...env, TOKEN: 'from-shell' } });
+  t.equal(ok.code, 0, ok.stderr);
+  const out = await islet(['invoke', 'envy'], { env });
+  t.same(JSON.parse(out.stdout), { FIXED: 'from-file', TOKEN: 'from-shell', SERVICE_ACCOUNT_ID: s.accountId });
+  const unset = await islet(['deploy', 'envy', '--dir', dir], { env });
+  t.equal(unset.code, 1);
+  t.match(unset.stderr, /service\.yml:8: functions\.envy\.env\.TOKEN: .*TOKEN is not set/);
+});
+
+t.test('service.yml mistakes name the file, line and key, and deploy nothing', async (t) => {
+  const cases: [string, RegExp][] = [
+    ['functions:\n  bad:\n    file: function.js\n    runtime: node8\n   entrypoint: x\n', /service\.yml:5:/],
+    ['functions:\n  bad:\n    file: function.js\n    entrypoint: handler\n    runtime: node9\n', /service\.yml:5: functions\.bad\.runtime: unknown runtime "node9"/],
+    ['functions:\n  bad:\n    file: nope.js\n    entrypoint: handler\n    runtime: node8\n', /service\.yml:3: functions\.bad\.file: nope\.js does not exist/],
+    ['functions:\n  bad:\n    file: function.js\n    entrypoint: handler\n    runtime: node8\n    env:\n      PORT: 8080\n', /service\.yml:7: functions\.bad\.env\.PORT: value must be a string, got number/],
+    ['functions:\n  bad:\n    file: function.js\n    entrypoint: missing\n    runtime: node8\n', /service\.yml:4: .*does not export a function named "missing"/],
+    ['functions:\n  other:\n    file: function.js\n    runtime: node8\n', /functions\.bad: not found \(functions in this file: other\)/],
+  ];
+  for (const [yml, expected] of cases) {
+    const result = await islet(['deploy', 'bad', '--dir', folder(yml)], { env });
+    t.equal(result.code, 1);
+    t.match(result.stderr, expected);
+  }
+  const listed = JSON.parse((await islet(['list', '--json'], { env })).stdout) as { name: string }[];
+  t.notOk(listed.some((f) => f.name === 'bad'), 'nothing deployed');
+});
+
+t.test('a function with an npm dependency in node_modules deploys and uses it', async (t) => {
+  const result = await islet(['deploy', 'greet_deps', '--dir', fixture('deps-node8')], { env });
+  t.equal(result.code, 0, result.stderr);
+  const out = await islet(['invoke', 'greet_deps', '--query', 'name=npm', '--method', 'GET'], { env });
+  t.equal(out.stdout, '"Hi npm! (v2, from json)"\n');
+});
+
+t.test('redeploy under load: no call fails, every answer is from the old or the new version', async (t) => {
+  const yml = 'functions:\n  loaded:\n    file: function.js\n    entrypoint: handler\n    runtime: node8\n';
+  const v1 = folder(yml, { 'function.js': 'exports.handler = () => "v1";\n' });
+  const v2 = folder(yml, { 'function.js': 'exports.handler = () => "v2";\n' });
+  t.equal((await islet(['deploy', 'loaded', '--dir', v1], { env })).code, 0);
+  let stop = false;
+  const answers: string[] = [];
+  const failures: string[] = [];
+  const loop = async () => {
+    while (!stop) {
+      const res = await s.call('loaded');
+      const text = await res.text();
+      if (res.status === 200) answers.push(text);
+      else failures.push(`${res.status} ${text}`);
+    }
+  };
+  const loops = [loop(), loop(), loop(), loop()];
+  await new Promise((r) => setTimeout(r, 100));
+  const redeploy = await islet(['deploy', 'loaded', '--dir', v2], { env });
+  await new Promise((r) => setTimeout(r, 100));
+  stop = true;
+  await Promise.all(loops);
+  t.equal(redeploy.code, 0, redeploy.stderr);
+  t.same(failures, [], 'no call failed');
+  t.same([...new Set(answers)].sort(), ['"v1"', '"v2"'], `${answers.length} answers, all v1 or v2`);
+  t.equal(answers[answers.length - 1], '"v2"', 'the new version serves after the deploy');
+});
+
+t.test("a key of account A cannot deploy, remove, list or read logs of account B (403)", async (t) => {
+  const other = await s.engine.createAccount();
+  const asOther = { ...env, SERVICE_ACCOUNT_ID: s.accountId, SERVICE_API_KEY: other.apiKey };
+  const dir = fixture('deps-node8');
+  for (const args of [['deploy', 'greet_deps', '--dir', dir], ['remove', 'greet_deps'], ['list'], ['logs', 'greet_deps']]) {
+    const result = await islet(args, { env: asOther });
+    t.equal(result.code, 1, args[0]);
+    t.match(result.stderr, /ERR_BAD_KEY/, args[0]);
+  }
+  const base = `${s.url}/v2/accounts/${s.accountId}/functions`;
+  const headers = { 'X-Service-Api-Key': other.apiKey };
+  t.equal((await fetch(base, { headers })).status, 403);
+  t.equal((await fetch(`${base}/greet_deps`, { method: 'DELETE', headers })).status, 403);
+  t.equal((await fetch(`${base}/greet_deps/logs`, { headers })).status, 403);
+  t.equal((await fetch(`${base}/greet_deps`, { method: 'PUT', headers, body: 'x' })).status, 403);
+  t.equal((await fetch(base)).status, 401, 'no key at all is 401');
+  t.ok(s.engine.describe(s.accountId, 'greet_deps'), 'the function is still there');
+});
+
+t.test('login checks the key with the server and stores it readable only by the user; show prints it', async (t) => {
+  const plain = { PATH: env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'login-config') };
+  const bad = await islet(['login', '--url', s.url, '--account', s.accountId, '--key', 'isk_wrong'], { env: plain });
+  t.equal(bad.code, 1);
+  t.match(bad.stderr, /ERR_BAD_KEY/);
+  const ok = await islet(['login', '--url', s.url, '--account', s.accountId, '--key', s.apiKey], { env: plain });
+  t.equal(ok.code, 0, ok.stderr);
+  const file = path.join(plain.XDG_CONFIG_HOME, 'islet', 'credentials.json');
+  t.equal(statSync(file).mode & 0o777, 0o600);
+  t.same(JSON.parse(readFileSync(file, 'utf8')), { url: s.url, accountId: s.accountId, apiKey: s.apiKey });
+  t.equal((await islet(['show', 'apiKey'], { env: plain })).stdout, `${s.apiKey}\n`);
+  t.equal((await islet(['show', 'accountId'], { env: plain })).stdout, `${s.accountId}\n`);
+  t.equal((await islet(['show', 'url'], { env: { ...plain, SERVICE_URL: 'http://example.test:1' } })).stdout, 'http://example.test:1\n', 'env overrides the stored value');
+});
+
+t.test('perf prints totals and latency percentiles', async (t) => {
+  const result = await islet(['perf', 'greet_deps', '-n', '50', '-c', '2'], { env });
+  t.equal(result.code, 0, result.stderr);
+  t.match(result.stdout, /Invocations:\s+50\n/);
+  t.match(result.stdout, /Errors:\s+0\n/);
+  t.match(result.stdout, /Rate:\s+[\d.]+ invocations\/s/);
+  t.match(result.stdout, /p50 [\d.]+\s+p90 [\d.]+\s+p95 [\d.]+\s+p99 [\d.]+/);
+  t.match(result.stdout, /mean [\d.]+\s+min [\d.]+\s+max [\d.]+/);
+});
+
+t.test('account create (offline) prints a working account; --json is valid JSON', async (t) => {
+  const result = await islet(['account', 'create', '--data', s.dataDir, '--json'], { env });
+  t.equal(result.code, 0, result.stderr);
+  const account = JSON.parse(result.stdout) as { accountId: string; apiKey: string };
+  t.match(account.accountId, /^[a-z0-9]{16}$/);
+  t.match(account.apiKey, /^isk_/);
+});
+
+t.test('--help lists every verb, and every verb has --help with its options', async (t) => {
+  const help = await islet(['--help'], { env });
+  for (const verb of ['create', 'deploy', 'invoke', 'remove', 'list', 'logs', 'login', 'show', 'perf', 'serve', 'account']) {
+    t.match(help.stdout, new RegExp(`^\\s+${verb}\\b`, 'm'), verb);
+  }
+  const options: Record<string, string[]> = {
+    deploy: ['--dir'],
+    invoke: ['--data', '--query', '--method', '--path'],
+    list: ['--json'],
+    logs: ['--since', '--tail'],
+    login: ['--url', '--account', '--key'],
+    perf: ['--number', '--concurrency'],
+    serve: ['--port', '--host', '--data'],
+    account: ['--data', '--json'],
+  };
+  for (const [verb, flags] of Object.entries(options)) {
+    const out = (await islet([verb, '--help'], { env })).stdout;
+    for (const flag of flags) t.match(out, flag, `${verb} --help shows ${flag}`);
+  }
+  t.match((await islet(['--version'], { env })).stdout, /^islet\/\d+\.\d+\.\d+/);
+  const unknown = await islet(['frobnicate'], { env });
+  t.equal(unknown.code, 1);
+  t.match(unknown.stderr, /unknown command "frobnicate"/);
+});
