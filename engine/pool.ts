@@ -21,6 +21,7 @@ export function versionKey(m: Pick<FunctionManifest, 'account' | 'name' | 'versi
  */
 export class WarmPool {
   private readonly cache: LRUCache<string, Instance>;
+  private readonly keys = new WeakMap<Instance, string>();
   private readonly loading = new Map<string, Promise<Instance>>();
   private hits = 0;
   private misses = 0;
@@ -31,7 +32,9 @@ export class WarmPool {
       max: maxInstances,
       maxSize: maxMemoryMb,
       sizeCalculation: (instance) => Math.max(1, Math.ceil(instance.sizeMb)),
-      dispose: (instance) => instance.retire(),
+      // After removal, not during it: retiring an idle instance disposes it at once, and its death
+      // comes back here through forget(), which must find the cache in a consistent state.
+      disposeAfter: (instance) => instance.retire(),
     });
   }
 
@@ -49,7 +52,10 @@ export class WarmPool {
     if (!pending) {
       this.coldStarts++;
       pending = create().then((instance) => {
-        if (isCurrent() && instance.state === 'ready') this.cache.set(key, instance);
+        if (isCurrent() && instance.state === 'ready') {
+          this.keys.set(instance, key);
+          this.cache.set(key, instance);
+        }
         return instance;
       });
       const cleanup = () => this.loading.delete(key);
@@ -61,12 +67,8 @@ export class WarmPool {
 
   /** Drops an instance that died (memory limit, timeout) so the next call starts a fresh one. */
   forget(instance: Instance): void {
-    for (const [key, value] of this.cache.entries()) {
-      if (value === instance) {
-        this.cache.delete(key);
-        return;
-      }
-    }
+    const key = this.keys.get(instance);
+    if (key !== undefined && this.cache.peek(key) === instance) this.cache.delete(key);
   }
 
   /** Retires the warm instance of a version (after a redeploy or removal). */

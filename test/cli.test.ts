@@ -2,7 +2,9 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
-import { islet } from './helpers/cli';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { islet, ISLET_BIN } from './helpers/cli';
 import { fixture, startTestServer, type TestServer } from './helpers/server';
 
 // The islet CLI, run as a real executable against a real server.
@@ -142,6 +144,39 @@ t.test('redeploy under load: no call fails, every answer is from the old or the 
   t.same(failures, [], 'no call failed');
   t.same([...new Set(answers)].sort(), ['"v1"', '"v2"'], `${answers.length} answers, all v1 or v2`);
   t.equal(answers[answers.length - 1], '"v2"', 'the new version serves after the deploy');
+});
+
+t.test('logs --tail prints new lines as calls happen', async (t) => {
+  const dir = folder('functions:\n  tailed:\n    file: function.js\n    entrypoint: handler\n    runtime: node8\n', {
+    'function.js': 'exports.handler = (body) => { console.log("tail marker", body.n); return body.n; };\n',
+  });
+  t.equal((await islet(['deploy', 'tailed', '--dir', dir], { env })).code, 0);
+  const tail = spawn(ISLET_BIN, ['logs', 'tailed', '--tail'], { env });
+  let output = '';
+  tail.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  try {
+    await new Promise((r) => setTimeout(r, 800));
+    await (await s.call('tailed', { body: '{"n":1}' })).text();
+    await (await s.call('tailed', { body: '{"n":2}' })).text();
+    const deadline = Date.now() + 10_000;
+    while (!/tail marker 2/.test(output) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    t.match(output, /INFO\s+tail marker 1\n/);
+    t.match(output, /INFO\s+tail marker 2\n/);
+    t.equal(output.match(/tail marker 1/g)?.length, 1, 'each line printed once');
+  } finally {
+    tail.kill();
+  }
+});
+
+t.test('a large bundle shows upload progress', async (t) => {
+  const dir = folder('functions:\n  heavy:\n    file: function.js\n    entrypoint: handler\n    runtime: node8\n', {
+    'function.js': 'exports.handler = () => "heavy";\n',
+    'blob.bin': randomBytes(3 * 1024 * 1024).toString('base64'),
+  });
+  const result = await islet(['deploy', 'heavy', '--dir', dir], { env });
+  t.equal(result.code, 0, result.stderr);
+  t.match(result.stderr, /Uploading [\d.]+ MB: 100%/);
+  t.equal((await islet(['invoke', 'heavy'], { env })).stdout, '"heavy"\n');
 });
 
 t.test("a key of account A cannot deploy, remove, list or read logs of account B (403)", async (t) => {
