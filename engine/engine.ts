@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS, type Limits } from './limits';
 import { LogStore } from './logs';
 import { isFunctionName, isPublicName, isPython, validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
 import { Node8Runtime } from './node8/runtime';
+import { PythonRuntime } from '../python/runtime';
 import { catastrophes } from './node8/instance';
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
@@ -20,6 +21,8 @@ export interface EngineOptions {
   limits?: Partial<Limits>;
   /** Let functions' fetch reach private and loopback addresses (default false). */
   allowPrivateEgress?: boolean;
+  /** Machine-local caches (V8 code caches, the Python snapshot); default `<dataDir>/cache`. */
+  cacheDir?: string;
 }
 
 /** An invocation as it arrives (over HTTP or from `sdk.invoke`). */
@@ -79,14 +82,15 @@ export class Engine {
       maxResponseBytes: this.limits.responseBodyBytes,
       timeoutMs: this.limits.maxTimeoutMs,
     });
-    const node8 = new Node8Runtime({
+    const cacheDir = options.cacheDir ?? path.join(options.dataDir, 'cache');
+    const common = {
       defaultTimeoutMs: this.limits.timeoutMs,
       defaultMemoryMb: this.limits.memoryMb,
       responseBodyBytes: this.limits.responseBodyBytes,
-      cacheDir: path.join(options.dataDir, 'cache', 'node8'),
-      onInstanceDeath: (instance) => this.pool.forget(instance),
-    });
-    this.runtimes.set('node8', node8);
+      onInstanceDeath: (instance: Instance) => this.pool.forget(instance),
+    };
+    this.runtimes.set('node8', new Node8Runtime({ ...common, cacheDir: path.join(cacheDir, 'node8') }));
+    this.runtimes.set('python2', new PythonRuntime({ ...common, cacheDir }));
   }
 
   static async open(options: EngineOptions): Promise<Engine> {

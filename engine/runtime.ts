@@ -1,4 +1,4 @@
-import type { ServiceError } from './errors';
+import { ServiceError } from './errors';
 import type { FunctionManifest } from './manifest';
 
 /** One invocation as a runtime sees it (already authenticated and routed). */
@@ -53,4 +53,49 @@ export interface Runtime {
   validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void>;
   /** Releases what the runtime holds besides instances (spare isolates). */
   close?(): void;
+}
+
+/** Deploy-time validation shared by the runtimes: load the code in a fresh instance, then drop it. */
+export async function validateByLoading(manifest: FunctionManifest, load: () => Promise<Instance>): Promise<void> {
+  let instance: Instance;
+  try {
+    instance = await load();
+  } catch (err) {
+    if (err instanceof ServiceError && err.code === 'ERR_FUNCTION_FAILED') {
+      const key = /does not export a function named/.test(err.message) ? 'entrypoint' : 'file';
+      throw new ServiceError('ERR_INVALID_FUNCTION', `functions.${manifest.name}: ${err.message}`, { ...err.details, key });
+    }
+    throw err;
+  }
+  instance.dispose();
+}
+
+/** Turns a failure while loading user code into ERR_FUNCTION_FAILED with the user's own message and location. */
+export function loadError(err: unknown, manifest: FunctionManifest, timeoutMs: number): ServiceError {
+  if (err instanceof ServiceError) return err;
+  const e = err as NodeJS.ErrnoException;
+  if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) {
+    // The deployed files could not be read: the store's fault, not the function's.
+    return new ServiceError('ERR_INTERNAL', `cannot load ${manifest.name}: ${e.message}`);
+  }
+  const message = String(e?.message ?? err);
+  if (/Script execution timed out/.test(message)) {
+    return new ServiceError('ERR_FUNCTION_FAILED', `loading ${manifest.file} took longer than ${timeoutMs} ms`);
+  }
+  if (/memory limit/i.test(message)) {
+    return new ServiceError('ERR_FUNCTION_FAILED', `loading ${manifest.file} went over the memory limit`);
+  }
+  const stack = typeof e?.stack === 'string' ? e.stack.split('\n').filter((l) => !/islet:runtime|isolated-vm boundary|node:|\/dist\/|\/node_modules\/|pyodide(\.asm)?\.mjs/.test(l)).join('\n') : undefined;
+  const where =
+    /\(?\/?([^\s():]+):(\d+):(\d+)\)?/.exec(stack?.split('\n').slice(1).join('\n') ?? '') ??
+    /\[?\/?([^\s():[\]]+):(\d+):(\d+)\]?/.exec(message) ??
+    /\(([^\s(),]+), line (\d+)\)/.exec(message);
+  const details: Record<string, unknown> = {};
+  if (stack) details.stack = stack;
+  if (where) {
+    details.file = where[1];
+    details.line = Number(where[2]);
+  }
+  const location = where && !message.includes(`${where[1]}:${where[2]}`) ? ` (${where[1]}:${where[2]})` : '';
+  return new ServiceError('ERR_FUNCTION_FAILED', `${e?.name && e.name !== 'Error' ? `${e.name}: ` : ''}${message}${location}`, details);
 }

@@ -19,14 +19,22 @@ function run(cmd, args) {
 
 run(bin('tsc'), ['-p', 'tsconfig.json']);
 run(bin('tsc'), ['-p', 'engine/node8/sandbox/tsconfig.json']);
-require('esbuild').buildSync({
-  entryPoints: [path.join(root, 'engine/node8/sandbox/index.ts')],
-  outfile: path.join(root, 'dist/engine/node8/sandbox.js'),
-  bundle: true,
-  format: 'iife',
-  platform: 'neutral',
-  mainFields: ['main'],
-  target: 'es2022',
-  legalComments: 'none',
-  logLevel: 'warning',
-});
+run(bin('tsc'), ['-p', 'python/sandbox/tsconfig.json']);
+// The runtimes that run inside isolates: one script each, with their libraries.
+for (const [entry, outfile] of [
+  ['engine/node8/sandbox/index.ts', 'dist/engine/node8/sandbox.js'],
+  ['python/sandbox/index.ts', 'dist/python/sandbox.js'],
+]) {
+  require('esbuild').buildSync({
+    entryPoints: [path.join(root, entry)],
+    outfile: path.join(root, outfile),
+    bundle: true,
+    format: 'iife',
+    platform: 'neutral',
+    mainFields: ['main'],
+    target: 'es2022',
+    loader: { '.py': 'text' },
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+}

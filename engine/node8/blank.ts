@@ -7,6 +7,7 @@ export interface BridgeTarget {
   readModule(path: string): string | undefined;
   setTimer(op: number, id: number, ms: number): void;
   startOp(kind: string, id: number, payload: string, body: unknown): void;
+  invokeSync(payload: string): Promise<string>;
   onCatastrophe(): void;
 }
 
@@ -27,46 +28,61 @@ export const SANDBOX_NAME = 'islet:runtime';
 export type CachedScript = ivm.Script & ivm.CachedDataResult & { cachedDataRejected?: boolean };
 
 /**
- * Creates a blank isolate. Only islet's own code runs here, so it runs synchronously on the calling
- * thread (about 2 ms): each asynchronous step would cost a round trip to the isolate's thread.
- * `sandbox.cache` is filled on first use and reused (V8 code cache of the runtime script).
+ * Puts `__isletHost` on the context's global: the callbacks the sandbox captures and deletes before
+ * any user code runs. Each copies its arguments in and its result out; none hands the isolate a
+ * host object. They reach whatever instance `bridge.target` is (none while the isolate is blank).
+ */
+export function installBridge(isolate: ivm.Isolate, context: ivm.Context, bridge: BlankIsolate['bridge']): void {
+  const host = isolate.compileScriptSync('({})').runSync(context, { reference: true }) as ivm.Reference<Record<string, unknown>>;
+  host.setSync('log', new ivm.Callback((requestId: unknown, level: unknown, text: unknown) => {
+    bridge.target?.log(String(requestId).slice(0, 64), String(level).slice(0, 8), String(text));
+  }, { ignored: true }));
+  host.setSync('readModule', new ivm.Callback((path: unknown) => (typeof path === 'string' ? bridge.target?.readModule(path) : undefined)));
+  host.setSync('timer', new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(Number(op), Number(id), Number(ms)), { ignored: true }));
+  host.setSync('random', new ivm.Callback((n: unknown) => randomBytes(Math.min(Math.max(Number(n) | 0, 1), 65536)).toString('hex')));
+  host.setSync('startOp', new ivm.Callback(
+    (kind: unknown, id: unknown, _requestId: unknown, payload: unknown, body: unknown) => bridge.target?.startOp(String(kind), Number(id), String(payload), body),
+    { ignored: true },
+  ));
+  // For synchronous callers (Python's sdk.invoke): the isolate's thread waits while the host's
+  // event loop runs the call. Only the sandbox's closure holds this reference.
+  host.setSync('invokeSync', new ivm.Reference(async (payload: unknown) => {
+    if (!bridge.target) throw new Error('not initialised');
+    return bridge.target.invokeSync(String(payload));
+  }));
+  context.global.setSync('__isletHost', host.derefInto());
+}
+
+/** Takes the entry points the sandbox left on `__islet` and removes the sandbox's globals. */
+export function takeEntryPoints(context: ivm.Context): Pick<BlankIsolate, 'callRef' | 'fireRef' | 'initRef'> {
+  const api = context.global.getSync('__islet', { reference: true }) as ivm.Reference<Record<string, unknown>>;
+  const refs = {
+    callRef: api.getSync('call', { reference: true }) as ivm.Reference<unknown>,
+    fireRef: api.getSync('fire', { reference: true }) as ivm.Reference<unknown>,
+    initRef: api.getSync('init', { reference: true }) as ivm.Reference<unknown>,
+  };
+  context.evalSync('delete globalThis.__islet; delete globalThis.__isletHost;');
+  return refs;
+}
+
+/**
+ * Creates a blank node8 isolate. Only islet's own code runs here, so it runs synchronously on the
+ * calling thread (about 2 ms): each asynchronous step would cost a round trip to the isolate's
+ * thread. `sandbox.cache` is filled on first use and reused (V8 code cache of the runtime script).
  */
 export function createBlankIsolate(memoryMb: number, sandbox: { source: string; cache?: ivm.ExternalCopy<ArrayBuffer> }): BlankIsolate {
   const bridge: BlankIsolate['bridge'] = { target: undefined };
   const isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError: () => bridge.target?.onCatastrophe() });
   try {
     const context = isolate.createContextSync();
-    const host = isolate.compileScriptSync('({})').runSync(context, { reference: true }) as ivm.Reference<Record<string, unknown>>;
-    // Each callback copies its arguments in and its result out; none hands the isolate a host object.
-    host.setSync('log', new ivm.Callback((requestId: unknown, level: unknown, text: unknown) => {
-      bridge.target?.log(String(requestId).slice(0, 64), String(level).slice(0, 8), String(text));
-    }, { ignored: true }));
-    host.setSync('readModule', new ivm.Callback((path: unknown) => (typeof path === 'string' ? bridge.target?.readModule(path) : undefined)));
-    host.setSync('timer', new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(Number(op), Number(id), Number(ms)), { ignored: true }));
-    host.setSync('random', new ivm.Callback((n: unknown) => randomBytes(Math.min(Math.max(Number(n) | 0, 1), 65536)).toString('hex')));
-    host.setSync('startOp', new ivm.Callback(
-      (kind: unknown, id: unknown, _requestId: unknown, payload: unknown, body: unknown) => bridge.target?.startOp(String(kind), Number(id), String(payload), body),
-      { ignored: true },
-    ));
-    context.global.setSync('__isletHost', host.derefInto());
+    installBridge(isolate, context, bridge);
     const script: CachedScript = isolate.compileScriptSync(sandbox.source, {
       filename: SANDBOX_NAME,
       ...(sandbox.cache ? { cachedData: sandbox.cache } : { produceCachedData: true }),
     });
     if (!sandbox.cache && script.cachedData) sandbox.cache = script.cachedData;
     script.runSync(context);
-    const api = context.global.getSync('__islet', { reference: true }) as ivm.Reference<Record<string, unknown>>;
-    const blank: BlankIsolate = {
-      isolate,
-      context,
-      memoryMb,
-      callRef: api.getSync('call', { reference: true }) as ivm.Reference<unknown>,
-      fireRef: api.getSync('fire', { reference: true }) as ivm.Reference<unknown>,
-      initRef: api.getSync('init', { reference: true }) as ivm.Reference<unknown>,
-      bridge,
-    };
-    context.evalSync('delete globalThis.__islet; delete globalThis.__isletHost;');
-    return blank;
+    return { isolate, context, memoryMb, bridge, ...takeEntryPoints(context) };
   } catch (err) {
     isolate.dispose();
     throw err;

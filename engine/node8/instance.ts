@@ -17,6 +17,8 @@ export interface Node8InstanceOptions {
   readModule(path: string): string | undefined;
   /** Called once when the instance dies (memory limit, timeout, disposal). */
   onDeath(instance: Node8Instance): void;
+  /** Dispose at once on any timeout (an interpreter stopped mid-way cannot be trusted again). */
+  disposeOnTimeout?: boolean;
 }
 
 type Finish = (outcome: CallOutcome) => void;
@@ -63,6 +65,11 @@ export class Node8Instance implements Instance {
 
   readModule(path: string): string | undefined {
     return this.options.readModule(path);
+  }
+
+  /** `sdk.invoke` for synchronous callers (Python): resolves to the JSON of `{statusCode, headers, body}`. */
+  invokeSync(payload: string): Promise<string> {
+    return this.options.services.invoke(payload);
   }
 
   call(input: CallInput): Promise<CallOutcome> {
@@ -141,6 +148,10 @@ export class Node8Instance implements Instance {
    */
   private onTimeout(): void {
     this.deathCause ??= 'timeout';
+    if (this.options.disposeOnTimeout) {
+      this.die('timeout');
+      return;
+    }
     this.retire();
     if (this.state === 'dead') return;
     const before = this.isolate.cpuTime;

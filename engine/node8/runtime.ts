@@ -3,9 +3,8 @@ import { promises as fsp, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
 import { LRUCache } from 'lru-cache';
-import { ServiceError } from '../errors';
 import type { FunctionManifest } from '../manifest';
-import type { Instance, InstanceServices, Runtime } from '../runtime';
+import { loadError, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../runtime';
 import { createBlankIsolate, type BlankIsolate, type CachedScript } from './blank';
 import { Node8Instance } from './instance';
 
@@ -52,18 +51,8 @@ export class Node8Runtime implements Runtime {
     return this.load(manifest, codeDir, services, manifest.timeoutMs ?? this.options.defaultTimeoutMs);
   }
 
-  async validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void> {
-    let instance: Instance;
-    try {
-      instance = await this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS));
-    } catch (err) {
-      if (err instanceof ServiceError && err.code === 'ERR_FUNCTION_FAILED') {
-        const key = /does not export a function named/.test(err.message) ? 'entrypoint' : 'file';
-        throw new ServiceError('ERR_INVALID_FUNCTION', `functions.${manifest.name}: ${err.message}`, { ...err.details, key });
-      }
-      throw err;
-    }
-    instance.dispose();
+  validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void> {
+    return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS)));
   }
 
   close(): void {
@@ -156,29 +145,3 @@ function toArrayBuffer(bytes: Buffer): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
-/** Turns a failure while loading user code into ERR_FUNCTION_FAILED with the user's own message and location. */
-function loadError(err: unknown, manifest: FunctionManifest, timeoutMs: number): ServiceError {
-  if (err instanceof ServiceError) return err;
-  const e = err as NodeJS.ErrnoException;
-  if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) {
-    // The deployed files could not be read: the store's fault, not the function's.
-    return new ServiceError('ERR_INTERNAL', `cannot load ${manifest.name}: ${e.message}`);
-  }
-  const message = String(e?.message ?? err);
-  if (/Script execution timed out/.test(message)) {
-    return new ServiceError('ERR_FUNCTION_FAILED', `loading ${manifest.file} took longer than ${timeoutMs} ms`);
-  }
-  if (/memory limit/i.test(message)) {
-    return new ServiceError('ERR_FUNCTION_FAILED', `loading ${manifest.file} went over the memory limit`);
-  }
-  const stack = typeof e?.stack === 'string' ? e.stack.split('\n').filter((l) => !/islet:runtime|isolated-vm boundary|node:internal|\/dist\/engine\//.test(l)).join('\n') : undefined;
-  const where = /\(?\/?([^\s():]+):(\d+):(\d+)\)?/.exec(stack?.split('\n').slice(1).join('\n') ?? '') ?? /\[?\/?([^\s():[\]]+):(\d+):(\d+)\]?/.exec(message);
-  const details: Record<string, unknown> = {};
-  if (stack) details.stack = stack;
-  if (where) {
-    details.file = where[1];
-    details.line = Number(where[2]);
-  }
-  const location = where && !message.includes(`${where[1]}:${where[2]}`) ? ` (${where[1]}:${where[2]})` : '';
-  return new ServiceError('ERR_FUNCTION_FAILED', `${e?.name && e.name !== 'Error' ? `${e.name}: ` : ''}${message}${location}`, details);
-}

@@ -25,7 +25,7 @@ function lazyGlobal(name: string, factory: () => unknown): void {
 }
 
 export function getBuffer(): BufferConstructorLike {
-  return (globalThis as unknown as { Buffer: BufferConstructorLike }).Buffer;
+  return require('buffer').Buffer;
 }
 
 export function toBytes(value: unknown): Uint8Array | undefined {
@@ -40,7 +40,7 @@ export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.slice().buffer as ArrayBuffer;
 }
 
-class TextEncoder {
+export class TextEncoder {
   readonly encoding = 'utf-8';
   encode(input = ''): Uint8Array {
     const buf = getBuffer().from(String(input), 'utf8');
@@ -66,16 +66,19 @@ class TextEncoder {
   }
 }
 
-class TextDecoder {
+const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8']);
+const UTF16LE_LABELS = new Set(['utf-16le', 'utf-16']);
+
+/** TextDecoder for UTF-8 (over the buffer package's codec) and UTF-16LE. */
+export class TextDecoder {
   readonly encoding: string;
   readonly fatal: boolean;
   readonly ignoreBOM: boolean;
   constructor(label = 'utf-8', options: { fatal?: boolean; ignoreBOM?: boolean } = {}) {
     const normalized = String(label).trim().toLowerCase();
-    if (normalized !== 'utf-8' && normalized !== 'utf8' && normalized !== 'unicode-1-1-utf-8') {
-      throw new RangeError(`The "${label}" encoding is not supported (only utf-8 is)`);
-    }
-    this.encoding = 'utf-8';
+    if (UTF8_LABELS.has(normalized)) this.encoding = 'utf-8';
+    else if (UTF16LE_LABELS.has(normalized)) this.encoding = 'utf-16le';
+    else throw new RangeError(`The "${label}" encoding is not supported (only utf-8 and utf-16le are)`);
     this.fatal = Boolean(options.fatal);
     this.ignoreBOM = Boolean(options.ignoreBOM);
   }
@@ -83,12 +86,18 @@ class TextDecoder {
     if (input === undefined) return '';
     const bytes = toBytes(input);
     if (!bytes) throw new TypeError('The "input" argument must be an ArrayBuffer or ArrayBufferView');
-    const text = getBuffer().from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-    if (this.fatal && text.includes('\uFFFD') && !getBuffer().from(text, 'utf8').every((b, i) => b === bytes[i])) {
+    const text = this.encoding === 'utf-16le' ? decodeUtf16le(bytes) : getBuffer().from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+    if (this.fatal && this.encoding === 'utf-8' && text.includes('\uFFFD') && !getBuffer().from(text, 'utf8').every((b, i) => b === bytes[i])) {
       throw new TypeError('The encoded data was not valid utf-8');
     }
     return !this.ignoreBOM && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   }
+}
+
+function decodeUtf16le(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i + 1 < bytes.length; i += 2) out += String.fromCharCode(bytes[i]! | (bytes[i + 1]! << 8));
+  return out;
 }
 
 function invalidCharacter(message: string): Error {
@@ -113,7 +122,7 @@ function atob(input: unknown): string {
   return getBuffer().from(text, 'base64').toString('latin1');
 }
 
-function makeCrypto(host: HostBridge): unknown {
+export function makeCrypto(host: HostBridge): unknown {
   let pool = new Uint8Array(0);
   let offset = 0;
   const take = (n: number): Uint8Array => {

@@ -1,0 +1,148 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, promises as fsp, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import ivm from 'isolated-vm';
+import { ServiceError } from '../engine/errors';
+import type { FunctionManifest } from '../engine/manifest';
+import { installBridge, takeEntryPoints, type BlankIsolate } from '../engine/node8/blank';
+import { Node8Instance } from '../engine/node8/instance';
+import { loadError, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../engine/runtime';
+
+export interface PythonRuntimeOptions {
+  defaultTimeoutMs: number;
+  defaultMemoryMb: number;
+  responseBodyBytes: number;
+  /** Where the memory snapshot is kept (made once, at first use). */
+  cacheDir: string;
+  onInstanceDeath(instance: Instance): void;
+}
+
+/** Pyodide's files and the snapshot, read once and copied into each new isolate. */
+interface Assets {
+  wasm: ivm.ExternalCopy<ArrayBuffer>;
+  stdlib: ivm.ExternalCopy<ArrayBuffer>;
+  snapshot: ivm.ExternalCopy<ArrayBuffer>;
+  lock: string;
+  asmSource: string;
+  loaderSource: string;
+  sandboxSource: string;
+  snapshotBytes: number;
+}
+
+const PYODIDE_DIR = path.dirname(require.resolve('pyodide/package.json'));
+const SNAPSHOT_MAKER = path.resolve(__dirname, '..', '..', 'python', 'make-snapshot.mjs');
+const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
+/** Time allowed to boot an interpreter from the snapshot. */
+const BOOT_TIMEOUT_MS = 30_000;
+
+/** python2/python3 functions: Pyodide booted from a memory snapshot inside an isolated-vm isolate. */
+export class PythonRuntime implements Runtime {
+  private assets: Promise<Assets> | undefined;
+
+  constructor(private readonly options: PythonRuntimeOptions) {}
+
+  createInstance(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<Instance> {
+    return this.load(manifest, codeDir, services, manifest.timeoutMs ?? this.options.defaultTimeoutMs);
+  }
+
+  validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void> {
+    return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, 10_000)));
+  }
+
+  /** The snapshot file for this Pyodide version and snapshot recipe. */
+  snapshotFile(): string {
+    const version = (JSON.parse(readFileSync(path.join(PYODIDE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+    const recipe = createHash('sha256').update(readFileSync(SNAPSHOT_MAKER)).digest('hex').slice(0, 12);
+    return path.join(this.options.cacheDir, `python-${version}-${recipe}.snapshot`);
+  }
+
+  private loadAssets(): Promise<Assets> {
+    this.assets ??= (async () => {
+      const file = this.snapshotFile();
+      if (!existsSync(file)) await makeSnapshot(file);
+      const read = (name: string) => fsp.readFile(path.join(PYODIDE_DIR, name));
+      const [wasm, stdlib, snapshot, lock, asm, loader, sandbox] = await Promise.all([
+        read('pyodide.asm.wasm'), read('python_stdlib.zip'), fsp.readFile(file), read('pyodide-lock.json'), read('pyodide.asm.mjs'), read('pyodide.mjs'), fsp.readFile(SANDBOX_FILE),
+      ]);
+      return {
+        wasm: new ivm.ExternalCopy(toArrayBuffer(wasm)),
+        stdlib: new ivm.ExternalCopy(toArrayBuffer(stdlib)),
+        snapshot: new ivm.ExternalCopy(toArrayBuffer(snapshot)),
+        lock: lock.toString('utf8'),
+        asmSource: asm.toString('utf8'),
+        loaderSource: loader.toString('utf8'),
+        sandboxSource: sandbox.toString('utf8'),
+        snapshotBytes: snapshot.byteLength,
+      };
+    })();
+    this.assets.catch(() => (this.assets = undefined));
+    return this.assets;
+  }
+
+  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number): Promise<Node8Instance> {
+    const assets = await this.loadAssets();
+    const memoryMb = manifest.memoryMb ?? this.options.defaultMemoryMb;
+    const bridge: BlankIsolate['bridge'] = { target: undefined };
+    // The interpreter's memory is WebAssembly memory, which isolated-vm does not count: the sandbox
+    // caps it at the function's memory. The isolate's own limit covers the JS side and the copies.
+    const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
+    let instance: Node8Instance | undefined;
+    try {
+      const context = await isolate.createContext();
+      installBridge(isolate, context, bridge);
+      const wasmCap = Math.max(memoryMb * 1024 * 1024, assets.snapshotBytes + 16 * 1024 * 1024);
+      await context.evalClosure('globalThis.__isletPy = { wasm: $0, stdlib: $1, snapshot: $2, lock: $3, memoryCap: $4 };', [
+        assets.wasm.copyInto(), assets.stdlib.copyInto(), assets.snapshot.copyInto(), assets.lock, wasmCap,
+      ]);
+      await (await isolate.compileScript(assets.sandboxSource, { filename: 'islet:runtime' })).run(context);
+      const namespaces: ivm.Reference<unknown>[] = [];
+      for (const [name, source] of [['pyodide.asm.mjs', assets.asmSource], ['pyodide.mjs', assets.loaderSource]] as const) {
+        const module = await isolate.compileModule(source, { filename: name });
+        await module.instantiate(context, () => {
+          throw new Error('imports are not available');
+        });
+        await module.evaluate();
+        namespaces.push(module.namespace);
+      }
+      await context.evalClosure('return __isletBoot($0, $1)', namespaces.map((n) => n.derefInto()), { result: { promise: true }, timeout: BOOT_TIMEOUT_MS });
+      const blank: BlankIsolate = { isolate, context, memoryMb, bridge, ...takeEntryPoints(context) };
+      instance = new Node8Instance(blank, {
+        timeoutMs,
+        responseBodyBytes: this.options.responseBodyBytes,
+        services,
+        readModule: () => undefined,
+        onDeath: (dead) => this.options.onInstanceDeath(dead),
+        disposeOnTimeout: true,
+      });
+      const files: Record<string, ArrayBuffer> = {};
+      for (const rel of manifest.files) files[rel] = toArrayBuffer(await fsp.readFile(path.join(codeDir, rel)));
+      const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, runtime: manifest.runtime });
+      await blank.initRef.apply(undefined, [config, new ivm.ExternalCopy(files).copyInto({ release: true })], { timeout: timeoutMs });
+      const heap = isolate.getHeapStatisticsSync();
+      // The interpreter's WebAssembly memory starts at the snapshot's size and is not in the heap figures.
+      instance.sizeMb = Math.ceil((heap.total_heap_size + heap.externally_allocated_size + assets.snapshotBytes) / (1024 * 1024));
+      return instance;
+    } catch (err) {
+      if (instance) instance.dispose();
+      else if (!isolate.isDisposed) isolate.dispose();
+      throw loadError(err, manifest, timeoutMs);
+    }
+  }
+}
+
+function makeSnapshot(file: string): Promise<void> {
+  return fsp.mkdir(path.dirname(file), { recursive: true }).then(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        execFile(process.execPath, [SNAPSHOT_MAKER, file], { timeout: 120_000 }, (err, _stdout, stderr) => {
+          if (err) reject(new ServiceError('ERR_INTERNAL', `could not make the Python snapshot: ${stderr || err.message}`));
+          else resolve();
+        });
+      }),
+  );
+}
+
+function toArrayBuffer(bytes: Buffer): ArrayBuffer {
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}

@@ -1,0 +1,193 @@
+/**
+ * The runtime inside every Python isolate. The host defines `__isletHost` (callbacks, see
+ * engine/node8/blank.ts) and `__isletPy` (the Pyodide files and the memory snapshot, copied in),
+ * runs this script, evaluates Pyodide's two modules, and awaits `__isletBoot(asm, loader)` with
+ * their namespaces. Pyodide runs in its "JS shell" mode (it looks for `read` and `load` when its
+ * module is evaluated): it reads files only through `read`/`readbuffer` below, which serve the
+ * copied bytes, and those globals are removed once it has booted.
+ */
+import { current, FIRE_OP, FIRE_TIMER, type HostBridge } from '../../engine/node8/sandbox/host';
+import { makeTimers } from '../../engine/node8/sandbox/timers';
+import { makeCrypto, TextDecoder, TextEncoder } from '../../engine/node8/sandbox/web';
+import RUNTIME_PY from './runtime.py';
+
+interface PyFiles {
+  wasm: ArrayBuffer;
+  stdlib: ArrayBuffer;
+  snapshot: ArrayBuffer;
+  lock: string;
+  /** Largest WebAssembly memory the interpreter may grow to, in bytes. */
+  memoryCap: number;
+}
+
+interface PyProxyLike {
+  (...args: unknown[]): unknown;
+  toJs?: () => unknown;
+  destroy?: () => void;
+}
+
+interface PyodideLike {
+  FS: { mkdirTree(path: string): void; writeFile(path: string, data: Uint8Array): void };
+  runPython(code: string): unknown;
+  globals: { get(name: string): PyProxyLike };
+  _api?: { config?: { _loadSnapshot?: unknown } };
+}
+
+const g = globalThis as unknown as Record<string, unknown>;
+const host = g.__isletHost as HostBridge & { invokeSync: { applySyncPromise(receiver: unknown, args: unknown[]): string } };
+const files = g.__isletPy as PyFiles;
+type Loader = { loadPyodide(options: Record<string, unknown>): Promise<PyodideLike> };
+for (const name of ['__isletHost', '__isletPy']) delete g[name];
+
+const reportError = (err: unknown): void => host.log(current.requestId, 'error', `Uncaught ${err instanceof Error ? err.message : String(err)}`);
+const timers = makeTimers(host, reportError);
+const cryptoObject = makeCrypto(host);
+
+// What Pyodide's loader and Emscripten's shell mode expect to find.
+const shellGlobals: Record<string, unknown> = {
+  read(path: string): string {
+    throw new Error(`read(${path}): not available`);
+  },
+  readbuffer(path: string): ArrayBuffer {
+    if (path.endsWith('pyodide.asm.wasm')) return files.wasm;
+    if (path.endsWith('python_stdlib.zip')) return files.stdlib;
+    throw new Error(`readbuffer(${path}): not available`);
+  },
+  load() {
+    throw new Error('load(): not available');
+  },
+  print: (...args: unknown[]) => host.log(current.requestId, 'info', args.join(' ')),
+  printErr: (...args: unknown[]) => host.log(current.requestId, 'error', args.join(' ')),
+  // Emscripten's shell mode reads random bytes with `sh -c "head -cN /dev/urandom | base64"`; answer
+  // only that, with the host's random bytes, and run nothing.
+  os: {
+    system(cmd: unknown, args: unknown): string {
+      const m = /^head -c(\d+) \/dev\/urandom \| base64 --wrap=0$/.exec(Array.isArray(args) ? String(args[1]) : '');
+      if (cmd !== 'sh' || !m || Number(m[1]) > 65536) throw new Error('os.system is not available');
+      const bytes = new Uint8Array(Number(m[1]));
+      (cryptoObject as { getRandomValues(a: Uint8Array): Uint8Array }).getRandomValues(bytes);
+      let text = '';
+      for (const b of bytes) text += String.fromCharCode(b);
+      return base64(text);
+    },
+  },
+};
+
+function base64(binary: string): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  let out = '';
+  for (let i = 0; i < binary.length; i += 3) {
+    const n = (binary.charCodeAt(i) << 16) | ((binary.charCodeAt(i + 1) || 0) << 8) | (binary.charCodeAt(i + 2) || 0);
+    out += alphabet[(n >> 18) & 63]! + alphabet[(n >> 12) & 63]! + (i + 1 < binary.length ? alphabet[(n >> 6) & 63]! : '=') + (i + 2 < binary.length ? alphabet[n & 63]! : '=');
+  }
+  return out;
+}
+
+Object.assign(g, shellGlobals, timers.globals, {
+  TextEncoder,
+  TextDecoder,
+  crypto: cryptoObject,
+  performance: { now: () => Date.now(), timeOrigin: Date.now() },
+});
+
+// isolated-vm never settles the promises of WebAssembly.compile/instantiate (its issue #308);
+// the synchronous constructors work, so wrap them to look asynchronous.
+const wasm = WebAssembly as unknown as Record<string, unknown>;
+wasm.compile = async (bytes: BufferSource) => new WebAssembly.Module(bytes);
+wasm.instantiate = async (source: BufferSource | WebAssembly.Module, imports?: WebAssembly.Imports) => {
+  if (source instanceof WebAssembly.Module) return new WebAssembly.Instance(source, imports);
+  const module = new WebAssembly.Module(source);
+  return { module, instance: new WebAssembly.Instance(module, imports) };
+};
+// isolated-vm's memoryLimit does not count WebAssembly memory: refuse growth past the cap, which
+// Python sees as MemoryError.
+const grow = WebAssembly.Memory.prototype.grow;
+WebAssembly.Memory.prototype.grow = function (this: WebAssembly.Memory, delta: number): number {
+  if (this.buffer.byteLength + delta * 65536 > files.memoryCap) {
+    throw new RangeError(`WebAssembly memory limit of ${files.memoryCap} bytes reached`);
+  }
+  return grow.call(this, delta);
+};
+
+let pyCall: PyProxyLike | undefined;
+let pyInit: PyProxyLike | undefined;
+let pyodide: PyodideLike | undefined;
+
+async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
+  pyodide = await loader.loadPyodide({
+    createPyodideModule: asm.default,
+    indexURL: '/pyodide/',
+    lockFileContents: JSON.parse(files.lock),
+    _loadSnapshot: new Uint8Array(files.snapshot),
+    jsglobals: Object.create(null),
+    env: { HOME: '/function' },
+    stdout: (line: string) => host.log(current.requestId, 'info', line),
+    stderr: (line: string) => host.log(current.requestId, 'error', line),
+  });
+  // Drop the copies: Pyodide would otherwise keep the 30 MB snapshot alive.
+  if (pyodide._api?.config) pyodide._api.config._loadSnapshot = undefined;
+  for (const key of Object.keys(files)) delete (files as unknown as Record<string, unknown>)[key];
+  // `os` stays: Emscripten draws randomness through it for as long as the interpreter runs.
+  for (const name of Object.keys(shellGlobals)) if (name !== 'os') delete g[name];
+  pyodide.runPython(RUNTIME_PY);
+  pyCall = pyodide.globals.get('_islet_call');
+  pyInit = pyodide.globals.get('_islet_init');
+}
+
+/** Writes the function's files under /function and imports its module. */
+function init(configJson: string, functionFiles: Record<string, ArrayBuffer>): void {
+  if (!pyodide || !pyInit) throw new Error('the Python runtime has not booted');
+  for (const [path, bytes] of Object.entries(functionFiles)) {
+    const full = `/function/${path}`;
+    pyodide.FS.mkdirTree(full.slice(0, full.lastIndexOf('/')));
+    pyodide.FS.writeFile(full, new Uint8Array(bytes));
+  }
+  const invoke = (payload: string): string => host.invokeSync.applySyncPromise(undefined, [payload]);
+  try {
+    pyInit(configJson, invoke);
+  } catch (err) {
+    throw new Error(pythonMessage(err));
+  }
+}
+
+/** The last line of a PythonError is the exception; our runtime puts the useful text there. */
+function pythonMessage(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  const lines = text.trim().split('\n');
+  const last = lines[lines.length - 1] ?? text;
+  return last.replace(/^RuntimeError: /, '');
+}
+
+type CallResult = string | { t: 'b'; s: number; h: Record<string, string>; b: ArrayBuffer } | { t: 'e'; c: string; m: string; k?: string };
+
+function call(metaJson: string, raw: string | ArrayBuffer | undefined): CallResult {
+  current.requestId = (JSON.parse(metaJson) as { i: string }).i;
+  let result: unknown;
+  try {
+    result = pyCall!(metaJson, raw === undefined ? undefined : typeof raw === 'string' ? raw : new Uint8Array(raw));
+  } catch (err) {
+    return { t: 'e', c: 'ERR_FUNCTION_FAILED', m: pythonMessage(err) };
+  }
+  if (typeof result === 'string') return result;
+  const proxy = result as PyProxyLike;
+  const tuple = proxy.toJs!() as unknown[];
+  proxy.destroy?.();
+  if (tuple[0] === 'b') {
+    const bytes = tuple[3] as Uint8Array;
+    return { t: 'b', s: tuple[1] as number, h: JSON.parse(tuple[2] as string) as Record<string, string>, b: bytes.slice().buffer as ArrayBuffer };
+  }
+  const trace = tuple[3];
+  return typeof trace === 'string' ? { t: 'e', c: String(tuple[1]), m: String(tuple[2]), k: trace } : { t: 'e', c: String(tuple[1]), m: String(tuple[2]) };
+}
+
+function fire(kind: number, id: number): void {
+  if (kind === FIRE_TIMER) timers.fire(id);
+  else if (kind === FIRE_OP) host.log(current.requestId, 'error', 'unexpected operation result');
+}
+
+g.__isletBoot = (asm: { default: unknown }, loader: Loader) => {
+  delete g.__isletBoot;
+  return boot(asm, loader).then(() => {
+    g.__islet = { call, fire, init };
+  });
+};

@@ -1,0 +1,186 @@
+# The Python side of islet's runtime, loaded once into every Python isolate after Pyodide boots.
+# The JavaScript side calls _islet_init once and _islet_call for every invocation.
+import builtins
+import importlib
+import json
+import os
+import random
+import sys
+import traceback
+import types
+
+FUNCTION_DIR = '/function'
+_handler = None
+
+
+class HTTPResponse(object):
+    """An explicit response: req.HTTPResponse(status_code=200, headers=None, body='')."""
+
+    def __init__(self, status_code=200, headers=None, body=''):
+        self.status_code = status_code
+        self.headers = {} if headers is None else headers
+        self.body = '' if body is None else body
+
+
+class Request(object):
+    """The second handler argument; `req.request` is the request itself."""
+
+    HTTPResponse = HTTPResponse
+
+    def __init__(self, meta, raw):
+        self.method = meta['m']
+        self.path = meta['p']
+        self.query = _parse_query(meta['q'])
+        self.headers = meta['h']
+        self.body = raw
+        self.request_id = meta['i']
+        self.requestId = meta['i']
+        self.env = dict(os.environ)
+        self.request = self
+
+    def __repr__(self):
+        return '<Request %s %s>' % (self.method, self.path)
+
+
+def _parse_query(raw):
+    from urllib.parse import parse_qsl
+    query = {}
+    for key, value in parse_qsl(raw, keep_blank_values=True):
+        query[key] = value
+    return query
+
+
+def _user_traceback(exc):
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(FUNCTION_DIR + '/')]
+    lines = ['Traceback (most recent call last):\n'] if frames else []
+    lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return ''.join(lines).rstrip('\n')
+
+
+def _describe(exc):
+    if isinstance(exc, SyntaxError):
+        where = ''
+        if exc.filename:
+            where = ' (%s, line %s)' % (exc.filename.replace(FUNCTION_DIR + '/', ''), exc.lineno)
+        hint = ''
+        if isinstance(exc, SyntaxError) and _looks_like_python2(exc):
+            hint = ' [Python 2 syntax is not supported: the python2 runtime runs Python 3 with Python 2 names]'
+        return 'SyntaxError: %s%s%s' % (exc.msg, where, hint)
+    return '%s: %s' % (type(exc).__name__, exc)
+
+
+def _looks_like_python2(exc):
+    text = (exc.text or '').strip()
+    return text.startswith('print ') or text.startswith('exec ') or ' except ' in (' ' + text) and ',' in text
+
+
+class _Sdk(types.ModuleType):
+    """The `sdk` module: invoke(account_id, function_name, api_key, body) for calling other functions."""
+
+    class InvokeResult(object):
+        def __init__(self, status_code, headers, body):
+            self.status_code = status_code
+            self.statusCode = status_code
+            self.headers = headers
+            self.body = body
+
+        def __repr__(self):
+            return '<InvokeResult %s>' % self.status_code
+
+    def invoke(self, account_id, function_name, api_key, body=None):
+        if body is None:
+            payload = ''
+        elif isinstance(body, (bytes, bytearray)):
+            payload = bytes(body).decode('utf-8')
+        elif isinstance(body, str):
+            payload = body
+        else:
+            payload = json.dumps(body)
+        answer = json.loads(_host_invoke(json.dumps({
+            'accountId': str(account_id), 'functionName': str(function_name),
+            'apiKey': '' if api_key is None else str(api_key), 'body': payload,
+        })))
+        return _Sdk.InvokeResult(answer['statusCode'], answer['headers'], answer['body'])
+
+
+_host_invoke = None
+
+
+def _islet_init(config_json, host_invoke):
+    global _handler, _host_invoke
+    config = json.loads(config_json)
+    _host_invoke = host_invoke
+    os.environ.clear()
+    os.environ.update(config['env'])
+    os.environ['SERVICE_ACCOUNT_ID'] = config['accountId']
+    os.environ['HOME'] = FUNCTION_DIR
+    if config['runtime'] == 'python2':
+        builtins.unicode = str
+        builtins.basestring = str
+        builtins.xrange = range
+        builtins.long = int
+    sdk = _Sdk('sdk')
+    sys.modules['sdk'] = sdk
+    # Restored instances share the snapshot's random state: reseed from the host's CSPRNG.
+    random.seed(os.urandom(32))
+    sys.path.insert(0, FUNCTION_DIR)
+    os.chdir(FUNCTION_DIR)
+    module_name = config['main'][:-3].replace('/', '.') if config['main'].endswith('.py') else config['main']
+    try:
+        module = importlib.import_module(module_name)
+    except BaseException as exc:
+        raise RuntimeError(_describe(exc) + ('\n' + _user_traceback(exc) if not isinstance(exc, SyntaxError) else '')) from None
+    handler = getattr(module, config['entrypoint'], None)
+    if not callable(handler):
+        found = 'nothing' if handler is None else type(handler).__name__
+        raise RuntimeError('%s does not export a function named "%s" (found %s)' % (config['main'], config['entrypoint'], found))
+    _handler = handler
+
+
+def _encode(value):
+    if isinstance(value, HTTPResponse):
+        status = value.status_code
+        if isinstance(status, bool) or not isinstance(status, int) or status < 100 or status > 599:
+            return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse status_code must be an integer from 100 to 599, got %r' % (status,), None)
+        headers = value.headers
+        if not isinstance(headers, dict):
+            return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse headers must be a dict of names to string values', None)
+        for name, header in headers.items():
+            if not isinstance(header, str):
+                return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse header %s must be a string, got %s' % (json.dumps(str(name)), type(header).__name__), None)
+        body = value.body
+        if isinstance(body, str):
+            return 'R%d\n%s\n%s' % (status, json.dumps(headers), body)
+        if isinstance(body, (bytes, bytearray, memoryview)):
+            return ('b', status, json.dumps(headers), bytes(body))
+        return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse body must be str or bytes, got %s' % type(body).__name__, None)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return ('b', 200, json.dumps({'content-type': 'application/octet-stream'}), bytes(value))
+    return 'J' + json.dumps(value)
+
+
+def _islet_call(meta_json, raw):
+    meta = json.loads(meta_json)
+    if raw is None:
+        data = b''
+    elif isinstance(raw, str):
+        data = raw.encode('utf-8')
+    else:
+        data = raw.to_bytes()
+    if not data:
+        body = {}
+    elif isinstance(raw, str):
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+    else:
+        body = None
+    try:
+        return _encode(_handler(body, Request(meta, data)))
+    except MemoryError as exc:
+        # The interpreter reached its memory cap: the instance is replaced, as for node8.
+        return ('e', 'ERR_RESOURCE_LIMIT', 'the function went over its memory limit (MemoryError)', _user_traceback(exc))
+    except BaseException as exc:
+        return ('e', 'ERR_FUNCTION_FAILED', _describe(exc), _user_traceback(exc))
