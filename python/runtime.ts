@@ -135,7 +135,8 @@ function makeSnapshot(file: string): Promise<void> {
   return fsp.mkdir(path.dirname(file), { recursive: true }).then(
     () =>
       new Promise<void>((resolve, reject) => {
-        execFile(process.execPath, [SNAPSHOT_MAKER, file], { timeout: 120_000 }, (err, _stdout, stderr) => {
+        // Without the parent's NODE_OPTIONS: loaders or flags meant for the server (or a test runner) do not belong here.
+        execFile(process.execPath, [SNAPSHOT_MAKER, file], { timeout: 120_000, env: { ...process.env, NODE_OPTIONS: '' } }, (err, _stdout, stderr) => {
           if (err) reject(new ServiceError('ERR_INTERNAL', `could not make the Python snapshot: ${stderr || err.message}`));
           else resolve();
         });

@@ -102,9 +102,10 @@ wasm.instantiate = async (source: BufferSource | WebAssembly.Module, imports?: W
 // isolated-vm's memoryLimit does not count WebAssembly memory: refuse growth past the cap, which
 // Python sees as MemoryError.
 const grow = WebAssembly.Memory.prototype.grow;
+const memoryCap = files.memoryCap;
 WebAssembly.Memory.prototype.grow = function (this: WebAssembly.Memory, delta: number): number {
-  if (this.buffer.byteLength + delta * 65536 > files.memoryCap) {
-    throw new RangeError(`WebAssembly memory limit of ${files.memoryCap} bytes reached`);
+  if (this.buffer.byteLength + delta * 65536 > memoryCap) {
+    throw new RangeError(`WebAssembly memory limit of ${memoryCap} bytes reached`);
   }
   return grow.call(this, delta);
 };

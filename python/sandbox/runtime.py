@@ -114,7 +114,6 @@ def _islet_init(config_json, host_invoke):
     os.environ.clear()
     os.environ.update(config['env'])
     os.environ['SERVICE_ACCOUNT_ID'] = config['accountId']
-    os.environ['HOME'] = FUNCTION_DIR
     if config['runtime'] == 'python2':
         builtins.unicode = str
         builtins.basestring = str

@@ -8,6 +8,9 @@ import { startServer, type RunningServer } from '../../http/server';
 /** The repository root (tests run from dist/test/…). */
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
 
+/** Machine-local caches shared by the test servers (the Python snapshot is made once, not per test). */
+export const TEST_CACHE = path.join(tmpdir(), 'islet-test-cache');
+
 export function fixture(name: string): string {
   return path.join(ROOT, 'test', 'fixtures', name);
 }
@@ -21,6 +24,8 @@ export interface TestServer {
   apiKey: string;
   /** Deploys `entrypoint` of `file` in a fixture folder as function `name`. */
   deploy(name: string, folder: string, entrypoint: string, extra?: Record<string, unknown>): Promise<void>;
+  /** The same for a python2 function in `function.py`. */
+  deployPython(name: string, folder: string, entrypoint: string, extra?: Record<string, unknown>): Promise<void>;
   /** Calls a function over HTTP. */
   call(name: string, init?: CallInit): Promise<Response>;
   stop(): Promise<void>;
@@ -39,14 +44,14 @@ export interface CallInit {
 
 export async function startTestServer(options: { limits?: Partial<Limits>; dataDir?: string; engine?: Partial<EngineOptions> } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'islet-test-'));
-  const engine = await Engine.open({ dataDir, limits: options.limits, ...options.engine });
+  const engine = await Engine.open({ dataDir, limits: options.limits, cacheDir: TEST_CACHE, ...options.engine });
   const { accountId, apiKey } = await engine.createAccount();
   return attach(engine, dataDir, accountId, apiKey);
 }
 
 /** Opens an engine and server on an existing data directory (a restart). */
 export async function reopenTestServer(dataDir: string, accountId: string, apiKey: string, limits?: Partial<Limits>): Promise<TestServer> {
-  const engine = await Engine.open({ dataDir, limits });
+  const engine = await Engine.open({ dataDir, limits, cacheDir: TEST_CACHE });
   return attach(engine, dataDir, accountId, apiKey);
 }
 
@@ -61,6 +66,9 @@ async function attach(engine: Engine, dataDir: string, accountId: string, apiKey
     apiKey,
     async deploy(name, folder, entrypoint, extra = {}) {
       await engine.deploy(accountId, { name, runtime: 'node8', file: 'function.js', entrypoint, env: {}, ...extra }, { dir: folder });
+    },
+    async deployPython(name, folder, entrypoint, extra = {}) {
+      await engine.deploy(accountId, { name, runtime: 'python2', file: 'function.py', entrypoint, env: {}, ...extra }, { dir: folder });
     },
     call(name, init = {}) {
       const headers: Record<string, string> = { ...init.headers };

@@ -68,8 +68,9 @@ export class TextEncoder {
 
 const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8']);
 const UTF16LE_LABELS = new Set(['utf-16le', 'utf-16']);
+const LATIN1_LABELS = new Set(['latin1', 'iso-8859-1', 'l1']);
 
-/** TextDecoder for UTF-8 (over the buffer package's codec) and UTF-16LE. */
+/** TextDecoder for UTF-8 (over the buffer package's codec), UTF-16LE and Latin-1 (byte = code point). */
 export class TextDecoder {
   readonly encoding: string;
   readonly fatal: boolean;
@@ -78,7 +79,8 @@ export class TextDecoder {
     const normalized = String(label).trim().toLowerCase();
     if (UTF8_LABELS.has(normalized)) this.encoding = 'utf-8';
     else if (UTF16LE_LABELS.has(normalized)) this.encoding = 'utf-16le';
-    else throw new RangeError(`The "${label}" encoding is not supported (only utf-8 and utf-16le are)`);
+    else if (LATIN1_LABELS.has(normalized)) this.encoding = 'latin1';
+    else throw new RangeError(`The "${label}" encoding is not supported (only utf-8, utf-16le and latin1 are)`);
     this.fatal = Boolean(options.fatal);
     this.ignoreBOM = Boolean(options.ignoreBOM);
   }
@@ -86,7 +88,10 @@ export class TextDecoder {
     if (input === undefined) return '';
     const bytes = toBytes(input);
     if (!bytes) throw new TypeError('The "input" argument must be an ArrayBuffer or ArrayBufferView');
-    const text = this.encoding === 'utf-16le' ? decodeUtf16le(bytes) : getBuffer().from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+    const text =
+      this.encoding === 'utf-16le'
+        ? decodeUtf16le(bytes)
+        : getBuffer().from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(this.encoding === 'latin1' ? 'latin1' : 'utf8');
     if (this.fatal && this.encoding === 'utf-8' && text.includes('\uFFFD') && !getBuffer().from(text, 'utf8').every((b, i) => b === bytes[i])) {
       throw new TypeError('The encoded data was not valid utf-8');
     }
