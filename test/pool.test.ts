@@ -1,4 +1,5 @@
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
 import { functionFolder } from './helpers/functions';
@@ -6,12 +7,13 @@ import { startTestServer, type TestServer } from './helpers/server';
 
 // Warm instances: bounded, shared, retired safely on redeploy.
 let s: TestServer;
+const cacheDir = mkdtempSync(path.join(tmpdir(), 'islet-cache-'));
 const counter = functionFolder(`let calls = 0;\nexports.handler = () => ++calls;\n`);
 const slow = (label: string) =>
   functionFolder(`exports.handler = async (body) => {\n  if (body.wait) await new Promise((r) => setTimeout(r, body.wait));\n  return ${JSON.stringify(label)};\n};\n`);
 
 t.before(async () => {
-  s = await startTestServer({ limits: { maxWarmInstances: 2 } });
+  s = await startTestServer({ limits: { maxWarmInstances: 2 }, engine: { cacheDir } });
   for (const name of ['a', 'b', 'c']) await s.deploy(name, counter, 'handler');
 });
 t.teardown(() => s.stop());
@@ -50,7 +52,7 @@ t.test('a redeploy lets in-flight calls finish on the old version; the next call
   t.equal(await (await s.call('versioned')).json(), 'v2');
 });
 
-t.test('V8 code cache is written per deployed code in the data directory', async (t) => {
-  const files = readdirSync(path.join(s.dataDir, 'cache', 'node8'));
+t.test('V8 code cache is written per deployed code in the cache folder', async (t) => {
+  const files = readdirSync(path.join(cacheDir, 'node8'));
   t.ok(files.some((f) => f.endsWith('.v8cache')), `cache files: ${files.length}`);
 });
