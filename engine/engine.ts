@@ -8,7 +8,7 @@ import { LogStore } from './logs';
 import { isFunctionName, isPublicName, isPython, validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
 import { Node8Runtime } from './node8/runtime';
 import { PythonRuntime } from '../python/runtime';
-import { catastrophes } from './node8/instance';
+import { catastrophes } from './isolate/instance';
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
 import type { CallInput, Instance, InstanceServices, Runtime } from './runtime';

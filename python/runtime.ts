@@ -5,8 +5,8 @@ import * as path from 'node:path';
 import ivm from 'isolated-vm';
 import { ServiceError } from '../engine/errors';
 import type { FunctionManifest } from '../engine/manifest';
-import { installBridge, takeEntryPoints, type BlankIsolate } from '../engine/node8/blank';
-import { Node8Instance } from '../engine/node8/instance';
+import { installBridge, takeEntryPoints, type BlankIsolate } from '../engine/isolate/blank';
+import { IsolateInstance } from '../engine/isolate/instance';
 import { loadError, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../engine/runtime';
 
 export interface PythonRuntimeOptions {
@@ -80,14 +80,14 @@ export class PythonRuntime implements Runtime {
     return this.assets;
   }
 
-  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number): Promise<Node8Instance> {
+  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number): Promise<IsolateInstance> {
     const assets = await this.loadAssets();
     const memoryMb = manifest.memoryMb ?? this.options.defaultMemoryMb;
     const bridge: BlankIsolate['bridge'] = { target: undefined };
     // The interpreter's memory is WebAssembly memory, which isolated-vm does not count: the sandbox
     // caps it at the function's memory. The isolate's own limit covers the JS side and the copies.
     const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
-    let instance: Node8Instance | undefined;
+    let instance: IsolateInstance | undefined;
     try {
       const context = await isolate.createContext();
       installBridge(isolate, context, bridge);
@@ -107,7 +107,7 @@ export class PythonRuntime implements Runtime {
       }
       await context.evalClosure('return __isletBoot($0, $1)', namespaces.map((n) => n.derefInto()), { result: { promise: true }, timeout: BOOT_TIMEOUT_MS });
       const blank: BlankIsolate = { isolate, context, memoryMb, bridge, ...takeEntryPoints(context) };
-      instance = new Node8Instance(blank, {
+      instance = new IsolateInstance(blank, {
         timeoutMs,
         responseBodyBytes: this.options.responseBodyBytes,
         services,

@@ -5,8 +5,8 @@ import ivm from 'isolated-vm';
 import { LRUCache } from 'lru-cache';
 import type { FunctionManifest } from '../manifest';
 import { loadError, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../runtime';
-import { createBlankIsolate, type BlankIsolate, type CachedScript } from './blank';
-import { Node8Instance } from './instance';
+import { createBlankIsolate, type BlankIsolate, type CachedScript } from '../isolate/blank';
+import { IsolateInstance } from '../isolate/instance';
 
 export interface Node8RuntimeOptions {
   defaultTimeoutMs: number;
@@ -83,10 +83,10 @@ export class Node8Runtime implements Runtime {
     this.refill.unref();
   }
 
-  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number): Promise<Node8Instance> {
+  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number): Promise<IsolateInstance> {
     const blank = this.takeBlank(manifest.memoryMb ?? this.options.defaultMemoryMb);
     const files = new Set(manifest.files);
-    const instance = new Node8Instance(blank, {
+    const instance = new IsolateInstance(blank, {
       timeoutMs,
       responseBodyBytes: this.options.responseBodyBytes,
       services,

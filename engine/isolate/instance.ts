@@ -9,14 +9,14 @@ const FIRE_TIMER = 0;
 const FIRE_OP = 1;
 const MAX_PENDING_OPS = 256;
 
-export interface Node8InstanceOptions {
+export interface IsolateInstanceOptions {
   timeoutMs: number;
   responseBodyBytes: number;
   services: InstanceServices;
   /** Reads one of the version's files for `require` (relative path, already checked to exist). */
   readModule(path: string): string | undefined;
   /** Called once when the instance dies (memory limit, timeout, disposal). */
-  onDeath(instance: Node8Instance): void;
+  onDeath(instance: IsolateInstance): void;
   /** Dispose at once on any timeout (an interpreter stopped mid-way cannot be trusted again). */
   disposeOnTimeout?: boolean;
 }
@@ -30,11 +30,11 @@ type RawResult = string | { t?: unknown; s?: unknown; h?: unknown; b?: unknown; 
 export const catastrophes = { count: 0 };
 
 /**
- * A node8 function version loaded in its own isolate. Calls enter through `callRef` with plain
- * copied data; every other entry (timers, finished fetches) carries a timeout, so guest code can
+ * A function version loaded in its own isolate (node8, or Python on Pyodide: both sandboxes speak
+ * the same protocol). Calls enter through `callRef` with plain copied data; every other entry (timers, finished fetches) carries a timeout, so guest code can
  * never hold an isolate thread past its limit without being stopped.
  */
-export class Node8Instance implements Instance {
+export class IsolateInstance implements Instance {
   state: InstanceState = 'ready';
   inflight = 0;
   sizeMb: number;
@@ -49,7 +49,7 @@ export class Node8Instance implements Instance {
 
   constructor(
     blank: BlankIsolate,
-    private readonly options: Node8InstanceOptions,
+    private readonly options: IsolateInstanceOptions,
   ) {
     this.isolate = blank.isolate;
     this.callRef = blank.callRef;
