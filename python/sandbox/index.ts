@@ -1,6 +1,6 @@
 /**
  * The runtime inside every Python isolate. The host defines `__isletHost` (callbacks, see
- * engine/node8/blank.ts) and `__isletPy` (the Pyodide files and the memory snapshot, copied in),
+ * engine/isolate/blank.ts) and `__isletPy` (the Pyodide files and the memory snapshot, copied in),
  * runs this script, evaluates Pyodide's two modules, and awaits `__isletBoot(asm, loader)` with
  * their namespaces. Pyodide runs in its "JS shell" mode (it looks for `read` and `load` when its
  * module is evaluated): it reads files only through `read`/`readbuffer` below, which serve the
