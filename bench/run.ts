@@ -1,0 +1,206 @@
+/**
+ * `npm run bench [-- --quick] [-- --compare old.json] [-- --tool wrk|autocannon]`
+ *
+ * Starts the islet server and the in-process baseline in their own processes, runs each scenario
+ * with the same load generator, connections, duration and warm-up, and prints a table and the
+ * targets; the figures go to bench/results/<timestamp>.json. See bench/README.md.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { pickTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load';
+import type { BenchServerConfig } from './server';
+
+interface Ready {
+  url: string;
+  accountId?: string;
+  apiKey?: string;
+}
+
+type Figures = Record<string, number>;
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function startProcess(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: Ready }> {
+  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(__dirname, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (!out.includes('\n')) return;
+      child.removeAllListeners('exit');
+      resolve({ child, ready: JSON.parse(out.split('\n')[0]!) as Ready });
+    });
+  });
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+async function timeFirstCalls(base: string, accountId: string, apiKey: string, names: string[], gapMs: number): Promise<number[]> {
+  const times: number[] = [];
+  for (const name of names) {
+    await new Promise((r) => setTimeout(r, gapMs));
+    const started = performance.now();
+    const res = await fetch(`${base}/v2/run/${accountId}/${name}?name=cold`, { headers: { 'X-Service-Api-Key': apiKey } });
+    await res.text();
+    if (res.status !== 200) throw new Error(`${name}: ${res.status}`);
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, compare: { type: 'string' }, tool: { type: 'string' }, python: { type: 'boolean', default: true }, out: { type: 'string' } },
+  });
+  const quick = Boolean(values.quick);
+  const tool: LoadTool = pickTool(values.tool);
+  const durationSec = quick ? 3 : 10;
+  const warmupSec = quick ? 1 : 2;
+  const connections = 64;
+  const serverConfig: BenchServerConfig = {
+    coldFunctions: quick ? 20 : 60,
+    manyFunctions: quick ? 200 : 1000,
+    pythonColdFunctions: quick ? 3 : 10,
+    python: values.python !== false,
+    cacheDir: path.join(os.tmpdir(), 'islet-bench-cache'),
+  };
+  console.log(`islet bench: ${quick ? 'quick' : 'full'} run, load tool ${tool}, c=${connections}, ${durationSec} s per figure after ${warmupSec} s warm-up`);
+  console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`);
+  console.log('starting the islet server and deploying the scenario functions...');
+  const islet = await startProcess('server.js', { BENCH_CONFIG: JSON.stringify(serverConfig) });
+  const { url, accountId, apiKey } = islet.ready as Required<Ready>;
+  const baseline = await startProcess('baseline.js', { BENCH_KEY: apiKey });
+  const figures: Figures = {};
+  const notes: string[] = [];
+  const headers = { 'X-Service-Api-Key': apiKey };
+  const run = (origin: string, spec: Omit<LoadSpec, 'base' | 'connections' | 'durationSec'>, conns = connections): Promise<LoadResult> =>
+    runLoad(tool, { ...spec, base: origin, connections: conns, durationSec: warmupSec }).then(() => runLoad(tool, { ...spec, base: origin, connections: conns, durationSec }));
+  const record = (prefix: string, r: LoadResult) => {
+    figures[`${prefix}_rps`] = r.rps;
+    figures[`${prefix}_p50_ms`] = r.p50Ms;
+    figures[`${prefix}_p99_ms`] = r.p99Ms;
+    figures[`${prefix}_errors`] = r.errors;
+  };
+  const path10k = JSON.stringify({ id: 'bench', items: Array.from({ length: 190 }, (_, i) => ({ i, name: `item-${i}`, tags: ['a', 'b'] })) });
+
+  try {
+    console.log('1. warm node8 hello (GET ?name=) and the baseline');
+    record('baseline_hello', await run(baseline.ready.url, { paths: [`/v2/run/${accountId}/hello?name=abc`], headers }));
+    record('hello', await run(url, { paths: [`/v2/run/${accountId}/hello?name=abc`], headers }));
+    figures.hello_ratio = figures.hello_rps! / figures.baseline_hello_rps!;
+
+    console.log(`2. warm node8 POST with a ${(path10k.length / 1024).toFixed(1)} KB JSON body`);
+    const post = { paths: [`/v2/run/${accountId}/post`], method: 'POST', body: path10k, headers: { ...headers, 'Content-Type': 'application/json' } };
+    record('baseline_post', await run(baseline.ready.url, post));
+    record('post', await run(url, post));
+    figures.post_ratio = figures.post_rps! / figures.baseline_post_rps!;
+
+    console.log(`3. node8 cold start: first call of ${serverConfig.coldFunctions} freshly deployed functions, one every 20 ms`);
+    const cold = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: serverConfig.coldFunctions }, (_, i) => `cold_${i}`), 20);
+    figures.cold_p50_ms = percentile(cold, 50);
+    figures.cold_p99_ms = percentile(cold, 99);
+    const coldBurst = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: Math.min(20, serverConfig.manyFunctions) }, (_, i) => `many_${serverConfig.manyFunctions - 1 - i}`), 0);
+    figures.cold_back_to_back_p50_ms = percentile(coldBurst, 50);
+
+    if (serverConfig.python) {
+      console.log('4. warm Python hello and Python cold start');
+      record('py_hello', await run(url, { paths: [`/v2/run/${accountId}/py_hello?name=abc`], headers }));
+      figures.py_hello_ratio = figures.py_hello_rps! / figures.baseline_hello_rps!;
+      const pyCold = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: serverConfig.pythonColdFunctions }, (_, i) => `py_cold_${i}`), 200);
+      figures.py_cold_p50_ms = percentile(pyCold, 50);
+      figures.py_cold_p99_ms = percentile(pyCold, 99);
+    }
+
+    console.log(`5. ${serverConfig.manyFunctions} distinct node8 functions, round-robin`);
+    const before = (await (await fetch(`${url}/healthz`)).json()) as { hits: number; misses: number };
+    const many = await run(url, { paths: Array.from({ length: serverConfig.manyFunctions }, (_, i) => `/v2/run/${accountId}/many_${i}?name=abc`), headers });
+    const after = (await (await fetch(`${url}/healthz`)).json()) as { hits: number; misses: number; warm: number };
+    record('many', many);
+    figures.many_hit_rate = (after.hits - before.hits) / Math.max(1, after.hits - before.hits + after.misses - before.misses);
+    figures.many_warm_instances = after.warm;
+    figures.many_rss_mb = rssMb(islet.child.pid!);
+
+    console.log('6. noisy neighbour: the warm hello while another function spins until its 1 s timeout');
+    let spinning = true;
+    const spinner = (async () => {
+      while (spinning) await (await fetch(`${url}/v2/run/${accountId}/spin`, { headers })).text();
+    })();
+    record('noisy_hello', await run(url, { paths: [`/v2/run/${accountId}/hello?name=abc`], headers }));
+    spinning = false;
+    await spinner;
+    figures.noisy_p99_vs_warm = figures.noisy_hello_p99_ms! / figures.hello_p99_ms!;
+
+    console.log('7. function to function: the seed caller via sdk and via fetch');
+    record('fn_sdk', await run(url, { paths: [`/v2/run/${accountId}/caller_sdk?name=abc`], headers }));
+    record('fn_fetch', await run(url, { paths: [`/v2/run/${accountId}/caller_fetch?name=abc`], headers }));
+    figures.final_rss_mb = rssMb(islet.child.pid!);
+  } finally {
+    islet.child.kill('SIGKILL');
+    baseline.child.kill('SIGKILL');
+  }
+
+  const targets: [string, string, (f: Figures) => boolean, string][] = [
+    ['warm node8 hello rps / baseline rps', 'hello_ratio', (f) => f.hello_ratio! >= 0.6, '>= 0.60'],
+    ['warm node8 hello p99 at c=64 (ms)', 'hello_p99_ms', (f) => f.hello_p99_ms! <= 2.5, '<= 2.5'],
+    ['node8 cold start p50 (ms)', 'cold_p50_ms', (f) => f.cold_p50_ms! <= 3, '<= 3'],
+    ['python cold start p50 (ms)', 'py_cold_p50_ms', (f) => f.py_cold_p50_ms! <= 300, '<= 300'],
+    ['warm python hello rps / baseline rps', 'py_hello_ratio', (f) => f.py_hello_ratio! >= 0.35, '>= 0.35'],
+    [`RSS with ${serverConfig.manyFunctions} warm node8 functions (MB)`, 'many_rss_mb', (f) => f.many_rss_mb! <= 1536, '<= 1536'],
+    ['hello p99 with a spinning neighbour (ms)', 'noisy_hello_p99_ms', (f) => f.noisy_hello_p99_ms! <= 20, '<= 20'],
+  ];
+
+  console.log('\nfigure'.padEnd(34) + 'value');
+  for (const [key, value] of Object.entries(figures)) console.log(`${key.padEnd(33)}${format(value)}`);
+  console.log('\ntarget'.padEnd(52) + 'value'.padEnd(12) + 'target'.padEnd(10) + 'status');
+  for (const [label, key, ok, goal] of targets) {
+    if (figures[key] === undefined) continue;
+    console.log(`${label.padEnd(51)}${format(figures[key]!).padEnd(12)}${goal.padEnd(10)}${ok(figures) ? 'met' : 'MISSED'}`);
+  }
+  for (const note of notes) console.log(note);
+
+  const result = {
+    date: new Date().toISOString(),
+    quick,
+    machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGb: Math.round(os.totalmem() / 1e9), node: process.version, platform: `${os.platform()} ${os.release()}` },
+    load: { tool, connections, durationSec, warmupSec },
+    config: serverConfig,
+    figures,
+    targets: Object.fromEntries(targets.filter(([, key]) => figures[key] !== undefined).map(([label, key, ok, goal]) => [key, { label, goal, met: ok(figures) }])),
+  };
+  const outFile = values.out ?? path.join(ROOT, 'bench', 'results', `${result.date.replace(/[:.]/g, '-')}.json`);
+  mkdirSync(path.dirname(outFile), { recursive: true });
+  writeFileSync(outFile, JSON.stringify(result, null, 2) + '\n');
+  console.log(`\nresults: ${path.relative(process.cwd(), outFile)}`);
+  if (values.compare) compare(JSON.parse(readFileSync(values.compare, 'utf8')) as { figures: Figures }, figures);
+}
+
+function format(value: number): string {
+  return Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(Math.abs(value) >= 10 ? 1 : 3);
+}
+
+function compare(old: { figures: Figures }, figures: Figures): void {
+  console.log('\nchange against the compared run'.padEnd(34) + 'old'.padEnd(12) + 'new'.padEnd(12) + 'change');
+  for (const [key, value] of Object.entries(figures)) {
+    const before = old.figures[key];
+    if (before === undefined) continue;
+    const change = before === 0 ? 'n/a' : `${(((value - before) / Math.abs(before)) * 100).toFixed(1)}%`;
+    console.log(`${key.padEnd(33)}${format(before).padEnd(12)}${format(value).padEnd(12)}${change}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,50 @@
+/**
+ * The islet server under benchmark, in its own process: a fresh data directory, one account, and
+ * the scenario functions deployed before it prints `{url, accountId, apiKey}` on one line.
+ * Configured by BENCH_CONFIG (JSON: coldFunctions, manyFunctions, pythonColdFunctions, python).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { Engine } from '../engine/engine';
+import { startServer } from '../http/server';
+
+export interface BenchServerConfig {
+  coldFunctions: number;
+  manyFunctions: number;
+  pythonColdFunctions: number;
+  python: boolean;
+  cacheDir: string;
+}
+
+export const BENCH_FUNCTIONS = path.resolve(__dirname, '..', '..', 'bench', 'functions');
+const SEED = path.resolve(__dirname, '..', '..', 'test', 'fixtures', 'seed-node8');
+
+async function main(): Promise<void> {
+  const config = JSON.parse(process.env.BENCH_CONFIG ?? '{}') as BenchServerConfig;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-bench-'));
+  const engine = await Engine.open({ dataDir, cacheDir: config.cacheDir, limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000 } });
+  const { accountId, apiKey } = await engine.createAccount();
+  const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
+  const node8 = (name: string, entrypoint: string, extra: Record<string, unknown> = {}, dir = BENCH_FUNCTIONS) =>
+    engine.deploy(accountId, { name, runtime: 'node8', file: 'function.js', entrypoint, env: {}, ...extra }, { dir });
+  const python = (name: string) => engine.deploy(accountId, { name, runtime: 'python2', file: 'function.py', entrypoint: 'hello', env: {} }, { dir: BENCH_FUNCTIONS });
+
+  await node8('hello', 'hello');
+  await node8('post', 'post');
+  await node8('spin', 'spin', { timeoutMs: 1000 });
+  await node8('caller_sdk', 'callerSdk', { env: { SERVICE_API_KEY: apiKey } }, SEED);
+  await node8('caller_fetch', 'callerFetch', { env: { SERVICE_API_KEY: apiKey, SERVICE_URL: server.url } }, SEED);
+  for (let i = 0; i < config.coldFunctions; i++) await node8(`cold_${i}`, 'hello');
+  for (let i = 0; i < config.manyFunctions; i++) await node8(`many_${i}`, 'hello');
+  if (config.python) {
+    await python('py_hello');
+    for (let i = 0; i < config.pythonColdFunctions; i++) await python(`py_cold_${i}`);
+  }
+  process.stdout.write(`${JSON.stringify({ url: server.url, accountId, apiKey })}\n`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
