@@ -83,7 +83,6 @@ async function main(): Promise<void> {
   const { url, accountId, apiKey } = islet.ready as Required<Ready>;
   const baseline = await startProcess('baseline.js', { BENCH_KEY: apiKey });
   const figures: Figures = {};
-  const notes: string[] = [];
   const headers = { 'X-Service-Api-Key': apiKey };
   const run = (origin: string, spec: Omit<LoadSpec, 'base' | 'connections' | 'durationSec'>, conns = connections): Promise<LoadResult> =>
     runLoad(tool, { ...spec, base: origin, connections: conns, durationSec: warmupSec }).then(() => runLoad(tool, { ...spec, base: origin, connections: conns, durationSec }));
@@ -168,7 +167,6 @@ async function main(): Promise<void> {
     if (figures[key] === undefined) continue;
     console.log(`${label.padEnd(51)}${format(figures[key]!).padEnd(12)}${goal.padEnd(10)}${ok(figures) ? 'met' : 'MISSED'}`);
   }
-  for (const note of notes) console.log(note);
 
   const result = {
     date: new Date().toISOString(),
