@@ -113,16 +113,7 @@ async function main(): Promise<void> {
     const coldBurst = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: Math.min(20, serverConfig.manyFunctions) }, (_, i) => `many_${serverConfig.manyFunctions - 1 - i}`), 0);
     figures.cold_back_to_back_p50_ms = percentile(coldBurst, 50);
 
-    if (serverConfig.python) {
-      console.log('4. warm Python hello and Python cold start');
-      record('py_hello', await run(url, { paths: [`/v2/run/${accountId}/py_hello?name=abc`], headers }));
-      figures.py_hello_ratio = figures.py_hello_rps! / figures.baseline_hello_rps!;
-      const pyCold = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: serverConfig.pythonColdFunctions }, (_, i) => `py_cold_${i}`), 200);
-      figures.py_cold_p50_ms = percentile(pyCold, 50);
-      figures.py_cold_p99_ms = percentile(pyCold, 99);
-    }
-
-    console.log(`5. ${serverConfig.manyFunctions} distinct node8 functions, round-robin`);
+    console.log(`4. ${serverConfig.manyFunctions} distinct node8 functions, round-robin (before any Python instance is warm)`);
     const before = (await (await fetch(`${url}/healthz`)).json()) as { hits: number; misses: number };
     const many = await run(url, { paths: Array.from({ length: serverConfig.manyFunctions }, (_, i) => `/v2/run/${accountId}/many_${i}?name=abc`), headers });
     const after = (await (await fetch(`${url}/healthz`)).json()) as { hits: number; misses: number; warm: number };
@@ -130,6 +121,15 @@ async function main(): Promise<void> {
     figures.many_hit_rate = (after.hits - before.hits) / Math.max(1, after.hits - before.hits + after.misses - before.misses);
     figures.many_warm_instances = after.warm;
     figures.many_rss_mb = rssMb(islet.child.pid!);
+
+    if (serverConfig.python) {
+      console.log('5. warm Python hello and Python cold start');
+      record('py_hello', await run(url, { paths: [`/v2/run/${accountId}/py_hello?name=abc`], headers }));
+      figures.py_hello_ratio = figures.py_hello_rps! / figures.baseline_hello_rps!;
+      const pyCold = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: serverConfig.pythonColdFunctions }, (_, i) => `py_cold_${i}`), 200);
+      figures.py_cold_p50_ms = percentile(pyCold, 50);
+      figures.py_cold_p99_ms = percentile(pyCold, 99);
+    }
 
     console.log('6. noisy neighbour: the warm hello while another function spins until its 1 s timeout');
     let spinning = true;

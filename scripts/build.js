@@ -21,13 +21,15 @@ run(bin('tsc'), ['-p', 'tsconfig.json']);
 run(bin('tsc'), ['-p', 'engine/node8/sandbox/tsconfig.json']);
 run(bin('tsc'), ['-p', 'python/sandbox/tsconfig.json']);
 // The runtimes that run inside isolates: one script each, with their libraries.
-for (const [entry, outfile] of [
+for (const [entry, outfile, globalName] of [
   ['engine/node8/sandbox/index.ts', 'dist/engine/node8/sandbox.js'],
+  ['engine/node8/sandbox/url-lib.ts', 'dist/engine/node8/url-lib.js', '__isletUrlLib'],
   ['python/sandbox/index.ts', 'dist/python/sandbox.js'],
 ]) {
   require('esbuild').buildSync({
     entryPoints: [path.join(root, entry)],
     outfile: path.join(root, outfile),
+    globalName,
     bundle: true,
     format: 'iife',
     platform: 'neutral',

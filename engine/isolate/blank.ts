@@ -1,5 +1,21 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import ivm from 'isolated-vm';
+
+/** islet's own libraries that isolates load on first use, by name (read once). */
+const LIBRARY_FILES: Record<string, string> = { url: path.join(__dirname, '..', 'node8', 'url-lib.js') };
+const libraries = new Map<string, string>();
+
+function library(name: unknown): string | undefined {
+  if (typeof name !== 'string' || !Object.hasOwn(LIBRARY_FILES, name)) return undefined;
+  let source = libraries.get(name);
+  if (source === undefined) {
+    source = readFileSync(LIBRARY_FILES[name]!, 'utf8');
+    libraries.set(name, source);
+  }
+  return source;
+}
 
 /** What the sandbox's host callbacks reach: the instance the isolate became (none while blank). */
 export interface BridgeTarget {
@@ -39,6 +55,7 @@ export function installBridge(isolate: ivm.Isolate, context: ivm.Context, bridge
   }, { ignored: true }));
   host.setSync('readModule', new ivm.Callback((path: unknown) => (typeof path === 'string' ? bridge.target?.readModule(path) : undefined)));
   host.setSync('timer', new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(Number(op), Number(id), Number(ms)), { ignored: true }));
+  host.setSync('library', new ivm.Callback(library));
   host.setSync('random', new ivm.Callback((n: unknown) => randomBytes(Math.min(Math.max(Number(n) | 0, 1), 65536)).toString('hex')));
   host.setSync('startOp', new ivm.Callback(
     (kind: unknown, id: unknown, _requestId: unknown, payload: unknown, body: unknown) => bridge.target?.startOp(String(kind), Number(id), String(payload), body),

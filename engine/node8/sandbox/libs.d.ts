@@ -25,5 +25,4 @@ interface BufferConstructorLike {
 }
 // esbuild bundles these calls; they run on first use of the global that needs them.
 declare function require(id: 'buffer'): typeof import('buffer');
-declare function require(id: 'whatwg-url'): typeof import('whatwg-url');
 declare function require(id: 'whatwg-fetch'): typeof import('whatwg-fetch');

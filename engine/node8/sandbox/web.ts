@@ -233,14 +233,29 @@ function makeFetch(ops: Ops) {
   };
 }
 
+/** whatwg-url, evaluated on first use from the bundle the host keeps (see url-lib.ts). */
+function urlLibrary(host: HostBridge): () => typeof import('whatwg-url') {
+  let lib: typeof import('whatwg-url') | undefined;
+  return () => {
+    if (!lib) {
+      const source = host.library('url');
+      if (typeof source !== 'string') throw new Error('URL support is not available');
+      const indirectEval = eval;
+      lib = indirectEval(`(function () {${source}\nreturn __isletUrlLib;\n})()\n//# sourceURL=islet:url`) as typeof import('whatwg-url');
+    }
+    return lib;
+  };
+}
+
 export function installWebGlobals(host: HostBridge, ops: Ops): void {
+  const url = urlLibrary(host);
   lazyGlobal('Buffer', () => require('buffer').Buffer);
   lazyGlobal('TextEncoder', () => TextEncoder);
   lazyGlobal('TextDecoder', () => TextDecoder);
   lazyGlobal('atob', () => atob);
   lazyGlobal('btoa', () => btoa);
-  lazyGlobal('URL', () => require('whatwg-url').URL);
-  lazyGlobal('URLSearchParams', () => require('whatwg-url').URLSearchParams);
+  lazyGlobal('URL', () => url().URL);
+  lazyGlobal('URLSearchParams', () => url().URLSearchParams);
   lazyGlobal('crypto', () => makeCrypto(host));
   lazyGlobal('Headers', () => require('whatwg-fetch').Headers);
   lazyGlobal('Response', () => Response);
