@@ -24,6 +24,7 @@ export interface BridgeTarget {
   setTimer(op: number, id: number, ms: number): void;
   startOp(kind: string, id: number, payload: string, body: unknown): void;
   invokeSync(payload: string): Promise<string>;
+  deliver(id: number, result: unknown): void;
   onCatastrophe(): void;
 }
 
@@ -56,6 +57,7 @@ export function installBridge(isolate: ivm.Isolate, context: ivm.Context, bridge
   host.setSync('readModule', new ivm.Callback((path: unknown) => (typeof path === 'string' ? bridge.target?.readModule(path) : undefined)));
   host.setSync('timer', new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(Number(op), Number(id), Number(ms)), { ignored: true }));
   host.setSync('library', new ivm.Callback(library));
+  host.setSync('deliver', new ivm.Callback((id: unknown, result: unknown) => bridge.target?.deliver(Number(id), result), { ignored: true }));
   host.setSync('random', new ivm.Callback((n: unknown) => randomBytes(Math.min(Math.max(Number(n) | 0, 1), 65536)).toString('hex')));
   host.setSync('startOp', new ivm.Callback(
     (kind: unknown, id: unknown, _requestId: unknown, payload: unknown, body: unknown) => bridge.target?.startOp(String(kind), Number(id), String(payload), body),

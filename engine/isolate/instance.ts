@@ -39,7 +39,11 @@ export class IsolateInstance implements Instance {
   inflight = 0;
   sizeMb: number;
   private readonly timers = new Map<number, NodeJS.Timeout>();
-  private readonly running = new Set<Finish>();
+  /** Calls started and not answered yet, by id. */
+  private readonly running = new Map<number, Finish>();
+  private queue: { id: number; meta: string; raw: string | ArrayBuffer | undefined }[] = [];
+  private flushScheduled = false;
+  private nextCallId = 1;
   private pendingOps = 0;
   private deathCause: 'memory' | 'timeout' | 'disposed' | undefined;
 
@@ -75,30 +79,62 @@ export class IsolateInstance implements Instance {
   call(input: CallInput): Promise<CallOutcome> {
     if (this.state === 'dead') return Promise.resolve({ ok: false, error: this.deathError() });
     this.inflight++;
+    const id = this.nextCallId++;
     const meta = JSON.stringify({ i: input.requestId, m: input.method, p: input.path, q: input.rawQuery, h: input.headers });
     const body = input.body;
-    const raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : new ivm.ExternalCopy(toArrayBuffer(body)).copyInto({ release: true });
+    const raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
     return new Promise<CallOutcome>((resolve) => {
-      let settled = false;
       const finish: Finish = (outcome) => {
-        if (settled) return;
-        settled = true;
+        if (!this.running.delete(id)) return;
         clearTimeout(timer);
-        this.running.delete(finish);
         this.inflight--;
         resolve(outcome);
         if (this.state === 'retired' && this.inflight === 0) this.dispose();
       };
-      this.running.add(finish);
+      this.running.set(id, finish);
       const timer = setTimeout(() => {
         finish({ ok: false, error: new ServiceError('ERR_TIMEOUT', `the function ran longer than its timeout of ${this.options.timeoutMs} ms and was stopped`) });
         this.onTimeout();
       }, this.options.timeoutMs);
-      this.callRef.apply(undefined, [meta, raw], { result: { promise: true, copy: true } }).then(
-        (result) => finish(this.parseResult(result as RawResult)),
-        (err: unknown) => finish({ ok: false, error: this.failure(err) }),
-      );
+      this.queue.push({ id, meta, raw });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(this.flush);
+      }
     });
+  }
+
+  /**
+   * Sends the calls queued during this turn of the event loop into the isolate in one entry: under
+   * load, one thread hand-off serves many requests. Results of synchronous handlers come back with
+   * the entry; the others arrive through `deliver`.
+   */
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (this.state === 'dead' || batch.length === 0) return;
+    const metas = batch.map((c) => c.meta).join('\n');
+    const raws = batch.some((c) => c.raw !== undefined) ? batch.map((c) => c.raw) : undefined;
+    const ids = batch.map((c) => c.id);
+    this.callRef.apply(undefined, [metas, raws, ids], { arguments: { copy: true }, result: { copy: true } }).then(
+      (results) => {
+        const list = Array.isArray(results) ? (results as unknown[]) : [];
+        for (let i = 0; i < batch.length; i++) {
+          const result = list[i];
+          if (result !== 0) this.running.get(batch[i]!.id)?.(this.parseResult(result as RawResult));
+        }
+      },
+      (err: unknown) => {
+        const error = this.failure(err);
+        for (const c of batch) this.running.get(c.id)?.({ ok: false, error });
+      },
+    );
+  };
+
+  /** The result of a call whose handler returned a promise (sent by the sandbox when it settled). */
+  deliver(id: number, result: unknown): void {
+    this.running.get(id)?.(this.parseResult(result as RawResult));
   }
 
   retire(): void {
@@ -124,7 +160,7 @@ export class IsolateInstance implements Instance {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     const error = this.deathError();
-    for (const finish of [...this.running]) finish({ ok: false, error });
+    for (const finish of [...this.running.values()]) finish({ ok: false, error });
     if (disposeIsolate && !this.isolate.isDisposed) {
       try {
         this.isolate.dispose();

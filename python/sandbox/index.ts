@@ -181,6 +181,11 @@ function call(metaJson: string, raw: string | ArrayBuffer | undefined): CallResu
   return typeof trace === 'string' ? { t: 'e', c: String(tuple[1]), m: String(tuple[2]), k: trace } : { t: 'e', c: String(tuple[1]), m: String(tuple[2]) };
 }
 
+/** Several calls in one entry (see the node8 sandbox's callMany); Python handlers are synchronous. */
+function callMany(metas: string, raws: (string | ArrayBuffer | undefined)[] | undefined): CallResult[] {
+  return metas.split('\n').map((meta, i) => call(meta, raws?.[i]));
+}
+
 function fire(kind: number, id: number): void {
   if (kind === FIRE_TIMER) timers.fire(id);
   else if (kind === FIRE_OP) host.log(current.requestId, 'error', 'unexpected operation result');
@@ -189,6 +194,6 @@ function fire(kind: number, id: number): void {
 g.__isletBoot = (asm: { default: unknown }, loader: Loader) => {
   delete g.__isletBoot;
   return boot(asm, loader).then(() => {
-    g.__islet = { call, fire, init };
+    g.__islet = { call: callMany, fire, init };
   });
 };

@@ -157,17 +157,47 @@ function parseBody(raw: string | ArrayBuffer | undefined): unknown {
   }
 }
 
-/** One invocation. `raw` is the body as text when it is valid UTF-8, as bytes otherwise. */
-async function call(metaJson: string, raw: string | ArrayBuffer | undefined): Promise<CallResult> {
+/**
+ * One invocation. `raw` is the body as text when it is valid UTF-8, as bytes otherwise. Returns the
+ * result at once when the handler returns a plain value, a promise of it otherwise.
+ */
+function call(metaJson: string, raw: string | ArrayBuffer | undefined): CallResult | Promise<CallResult> {
   const meta = JSON.parse(metaJson) as Meta;
   current.requestId = meta.i;
+  let value: unknown;
   try {
     const request = makeRequest(meta, raw);
-    const value = await handler!(parseBody(raw), { request, HTTPResponse, requestId: meta.i, env: processObject.env });
+    value = handler!(parseBody(raw), { request, HTTPResponse, requestId: meta.i, env: processObject.env });
+  } catch (err) {
+    return encodeError(err);
+  }
+  if (typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function') {
+    return Promise.resolve(value).then(encodeResult).then(undefined, encodeError);
+  }
+  try {
     return encodeResult(value);
   } catch (err) {
     return encodeError(err);
   }
+}
+
+/**
+ * The calls that reached this isolate in one turn of the host's event loop, in one entry: `metas`
+ * joined by newlines (JSON has none). Results of plain values come back in the array; a call whose
+ * handler returned a promise leaves 0 there and its result comes later through `host.deliver`.
+ */
+function callMany(metas: string, raws: (string | ArrayBuffer | undefined)[] | undefined, ids: number[]): (CallResult | 0)[] {
+  const list = metas.split('\n');
+  const results: (CallResult | 0)[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const result = call(list[i]!, raws?.[i]);
+    if (result instanceof Promise) {
+      const id = ids[i]!;
+      results.push(0);
+      result.then((r) => host.deliver(id, r));
+    } else results.push(result);
+  }
+  return results;
 }
 
 /** Host events: a timer fired, or an asynchronous operation finished. */
@@ -184,4 +214,4 @@ function fire(kind: number, id: number, ok?: boolean, payload?: string, body?: A
   }
 }
 
-g.__islet = { call, fire, init };
+g.__islet = { call: callMany, fire, init };
