@@ -162,7 +162,8 @@ function pythonMessage(err: unknown): string {
 type CallResult = string | { t: 'b'; s: number; h: Record<string, string>; b: ArrayBuffer } | { t: 'e'; c: string; m: string; k?: string };
 
 function call(metaJson: string, raw: string | ArrayBuffer | undefined): CallResult {
-  current.requestId = (JSON.parse(metaJson) as { i: string }).i;
+  // The meta JSON starts with the 32-character request id: {"i":"<id>",...
+  current.requestId = metaJson.slice(6, 38);
   let result: unknown;
   try {
     result = pyCall!(metaJson, raw === undefined ? undefined : typeof raw === 'string' ? raw : new Uint8Array(raw));

@@ -8,6 +8,7 @@ import random
 import sys
 import traceback
 import types
+from urllib.parse import parse_qsl
 
 FUNCTION_DIR = '/function'
 _handler = None
@@ -35,7 +36,7 @@ class Request(object):
         self.body = raw
         self.request_id = meta['i']
         self.requestId = meta['i']
-        self.env = dict(os.environ)
+        self.env = _env
         self.request = self
 
     def __repr__(self):
@@ -43,7 +44,6 @@ class Request(object):
 
 
 def _parse_query(raw):
-    from urllib.parse import parse_qsl
     query = {}
     for key, value in parse_qsl(raw, keep_blank_values=True):
         query[key] = value
@@ -105,15 +105,18 @@ class _Sdk(types.ModuleType):
 
 
 _host_invoke = None
+# The function's env as deployed (what req.env shows); set once at init.
+_env = {}
 
 
 def _islet_init(config_json, host_invoke):
-    global _handler, _host_invoke
+    global _handler, _host_invoke, _env
     config = json.loads(config_json)
     _host_invoke = host_invoke
     os.environ.clear()
     os.environ.update(config['env'])
     os.environ['SERVICE_ACCOUNT_ID'] = config['accountId']
+    _env = dict(os.environ)
     if config['runtime'] == 'python2':
         builtins.unicode = str
         builtins.basestring = str
