@@ -69,21 +69,30 @@ async function main(): Promise<void> {
   const durationSec = quick ? 3 : 10;
   const warmupSec = quick ? 1 : 2;
   const connections = 64;
-  const serverConfig: BenchServerConfig = {
+  const cacheDir = path.join(os.tmpdir(), 'islet-bench-cache');
+  const none: BenchServerConfig = { core: false, coldFunctions: 0, manyFunctions: 0, pythonColdFunctions: 0, python: false, cacheDir };
+  const serverConfig = {
     coldFunctions: quick ? 20 : 60,
     manyFunctions: quick ? 200 : 1000,
     pythonColdFunctions: quick ? 3 : 10,
     python: values.python !== false,
-    cacheDir: path.join(os.tmpdir(), 'islet-bench-cache'),
   };
   console.log(`islet bench: ${quick ? 'quick' : 'full'} run, load tool ${tool}, c=${connections}, ${durationSec} s per figure after ${warmupSec} s warm-up`);
   console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`);
   console.log('starting the islet server and deploying the scenario functions...');
-  const islet = await startProcess('server.js', { BENCH_CONFIG: JSON.stringify(serverConfig) });
-  const { url, accountId, apiKey } = islet.ready as Required<Ready>;
+  const startIslet = (config: Partial<BenchServerConfig>) => startProcess('server.js', { BENCH_CONFIG: JSON.stringify({ ...none, ...config }) });
+  let islet = await startIslet({ core: true, coldFunctions: serverConfig.coldFunctions });
+  let { url, accountId, apiKey } = islet.ready as Required<Ready>;
   const baseline = await startProcess('baseline.js', { BENCH_KEY: apiKey });
+  /** Replaces the islet server by a fresh one deployed with `config` (a scenario group of its own). */
+  const switchServer = async (config: Partial<BenchServerConfig>) => {
+    islet.child.kill('SIGKILL');
+    islet = await startIslet(config);
+    ({ url, accountId, apiKey } = islet.ready as Required<Ready>);
+    headers = { 'X-Service-Api-Key': apiKey };
+  };
   const figures: Figures = {};
-  const headers = { 'X-Service-Api-Key': apiKey };
+  let headers = { 'X-Service-Api-Key': apiKey };
   const run = (origin: string, spec: Omit<LoadSpec, 'base' | 'connections' | 'durationSec'>, conns = connections): Promise<LoadResult> =>
     runLoad(tool, { ...spec, base: origin, connections: conns, durationSec: warmupSec }).then(() => runLoad(tool, { ...spec, base: origin, connections: conns, durationSec }));
   const record = (prefix: string, r: LoadResult) => {
@@ -110,26 +119,8 @@ async function main(): Promise<void> {
     const cold = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: serverConfig.coldFunctions }, (_, i) => `cold_${i}`), 20);
     figures.cold_p50_ms = percentile(cold, 50);
     figures.cold_p99_ms = percentile(cold, 99);
-    const coldBurst = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: Math.min(20, serverConfig.manyFunctions) }, (_, i) => `many_${serverConfig.manyFunctions - 1 - i}`), 0);
+    const coldBurst = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: 20 }, (_, i) => `burst_${i}`), 0);
     figures.cold_back_to_back_p50_ms = percentile(coldBurst, 50);
-
-    console.log(`4. ${serverConfig.manyFunctions} distinct node8 functions, round-robin (before any Python instance is warm)`);
-    const before = (await (await fetch(`${url}/healthz`)).json()) as { hits: number; misses: number };
-    const many = await run(url, { paths: Array.from({ length: serverConfig.manyFunctions }, (_, i) => `/v2/run/${accountId}/many_${i}?name=abc`), headers });
-    const after = (await (await fetch(`${url}/healthz`)).json()) as { hits: number; misses: number; warm: number };
-    record('many', many);
-    figures.many_hit_rate = (after.hits - before.hits) / Math.max(1, after.hits - before.hits + after.misses - before.misses);
-    figures.many_warm_instances = after.warm;
-    figures.many_rss_mb = rssMb(islet.child.pid!);
-
-    if (serverConfig.python) {
-      console.log('5. warm Python hello and Python cold start');
-      record('py_hello', await run(url, { paths: [`/v2/run/${accountId}/py_hello?name=abc`], headers }));
-      figures.py_hello_ratio = figures.py_hello_rps! / figures.baseline_hello_rps!;
-      const pyCold = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: serverConfig.pythonColdFunctions }, (_, i) => `py_cold_${i}`), 200);
-      figures.py_cold_p50_ms = percentile(pyCold, 50);
-      figures.py_cold_p99_ms = percentile(pyCold, 99);
-    }
 
     console.log('6. noisy neighbour: the warm hello while another function spins until its 1 s timeout');
     let spinning = true;
@@ -144,7 +135,27 @@ async function main(): Promise<void> {
     console.log('7. function to function: the seed caller via sdk and via fetch');
     record('fn_sdk', await run(url, { paths: [`/v2/run/${accountId}/caller_sdk?name=abc`], headers }));
     record('fn_fetch', await run(url, { paths: [`/v2/run/${accountId}/caller_fetch?name=abc`], headers }));
-    figures.final_rss_mb = rssMb(islet.child.pid!);
+    console.log(`4. ${serverConfig.manyFunctions} distinct node8 functions, round-robin (a server of their own)`);
+    await switchServer({ manyFunctions: serverConfig.manyFunctions });
+    const before = (await (await fetch(`${url}/healthz`)).json()) as { hits: number; misses: number };
+    const many = await run(url, { paths: Array.from({ length: serverConfig.manyFunctions }, (_, i) => `/v2/run/${accountId}/many_${i}?name=abc`), headers });
+    const after = (await (await fetch(`${url}/healthz`)).json()) as { hits: number; misses: number; warm: number };
+    record('many', many);
+
+    figures.many_hit_rate = (after.hits - before.hits) / Math.max(1, after.hits - before.hits + after.misses - before.misses);
+    figures.many_warm_instances = after.warm;
+    figures.many_rss_mb = rssMb(islet.child.pid!);
+
+    if (serverConfig.python) {
+      console.log('5. warm Python hello and Python cold start (a server of their own)');
+      await switchServer({ python: true, pythonColdFunctions: serverConfig.pythonColdFunctions });
+      record('py_hello', await run(url, { paths: [`/v2/run/${accountId}/py_hello?name=abc`], headers }));
+      figures.py_hello_ratio = figures.py_hello_rps! / figures.baseline_hello_rps!;
+      const pyCold = await timeFirstCalls(url, accountId, apiKey, Array.from({ length: serverConfig.pythonColdFunctions }, (_, i) => `py_cold_${i}`), 200);
+      figures.py_cold_p50_ms = percentile(pyCold, 50);
+      figures.py_cold_p99_ms = percentile(pyCold, 99);
+    }
+
   } finally {
     islet.child.kill('SIGKILL');
     baseline.child.kill('SIGKILL');

@@ -1,7 +1,8 @@
 /**
  * The islet server under benchmark, in its own process: a fresh data directory, one account, and
  * the scenario functions deployed before it prints `{url, accountId, apiKey}` on one line.
- * Configured by BENCH_CONFIG (JSON: coldFunctions, manyFunctions, pythonColdFunctions, python).
+ * Configured by BENCH_CONFIG; the run starts one per group of scenarios (core, many functions,
+ * Python) so that no group's warm instances weigh on another's figures.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,8 @@ import { Engine } from '../engine/engine';
 import { startServer } from '../http/server';
 
 export interface BenchServerConfig {
+  /** hello, post, spin and the callers. */
+  core: boolean;
   coldFunctions: number;
   manyFunctions: number;
   pythonColdFunctions: number;
@@ -30,11 +33,14 @@ async function main(): Promise<void> {
     engine.deploy(accountId, { name, runtime: 'node8', file: 'function.js', entrypoint, env: {}, ...extra }, { dir });
   const python = (name: string) => engine.deploy(accountId, { name, runtime: 'python2', file: 'function.py', entrypoint: 'hello', env: {} }, { dir: BENCH_FUNCTIONS });
 
-  await node8('hello', 'hello');
-  await node8('post', 'post');
-  await node8('spin', 'spin', { timeoutMs: 1000 });
-  await node8('caller_sdk', 'callerSdk', { env: { SERVICE_API_KEY: apiKey } }, SEED);
-  await node8('caller_fetch', 'callerFetch', { env: { SERVICE_API_KEY: apiKey, SERVICE_URL: server.url } }, SEED);
+  if (config.core) {
+    await node8('hello', 'hello');
+    await node8('post', 'post');
+    await node8('spin', 'spin', { timeoutMs: 1000 });
+    await node8('caller_sdk', 'callerSdk', { env: { SERVICE_API_KEY: apiKey } }, SEED);
+    await node8('caller_fetch', 'callerFetch', { env: { SERVICE_API_KEY: apiKey, SERVICE_URL: server.url } }, SEED);
+    for (let i = 0; i < 20; i++) await node8(`burst_${i}`, 'hello');
+  }
   for (let i = 0; i < config.coldFunctions; i++) await node8(`cold_${i}`, 'hello');
   for (let i = 0; i < config.manyFunctions; i++) await node8(`many_${i}`, 'hello');
   if (config.python) {

@@ -115,9 +115,10 @@ export class IsolateInstance implements Instance {
     this.queue = [];
     if (this.state === 'dead' || batch.length === 0) return;
     const metas = batch.map((c) => c.meta).join('\n');
-    const raws = batch.some((c) => c.raw !== undefined) ? batch.map((c) => c.raw) : undefined;
-    const ids = batch.map((c) => c.id);
-    this.callRef.apply(undefined, [metas, raws, ids], { arguments: { copy: true }, result: { copy: true } }).then(
+    // Bodies go as arguments of their own: strings are copied as they are, bytes as one copy each
+    // (a structured clone of an array of bodies would serialise every string again).
+    const bodies = batch.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : c.raw));
+    this.callRef.apply(undefined, [metas, batch.map((c) => c.id).join(','), ...bodies], { result: { copy: true } }).then(
       (results) => {
         const list = Array.isArray(results) ? (results as unknown[]) : [];
         for (let i = 0; i < batch.length; i++) {

@@ -183,8 +183,8 @@ function call(metaJson: string, raw: string | ArrayBuffer | undefined): CallResu
 }
 
 /** Several calls in one entry (see the node8 sandbox's callMany); Python handlers are synchronous. */
-function callMany(metas: string, raws: (string | ArrayBuffer | undefined)[] | undefined): CallResult[] {
-  return metas.split('\n').map((meta, i) => call(meta, raws?.[i]));
+function callMany(metas: string, _ids: string, ...bodies: (string | ArrayBuffer | undefined)[]): CallResult[] {
+  return metas.split('\n').map((meta, i) => call(meta, bodies[i]));
 }
 
 function fire(kind: number, id: number): void {

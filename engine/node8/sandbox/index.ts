@@ -183,16 +183,18 @@ function call(metaJson: string, raw: string | ArrayBuffer | undefined): CallResu
 
 /**
  * The calls that reached this isolate in one turn of the host's event loop, in one entry: `metas`
- * joined by newlines (JSON has none). Results of plain values come back in the array; a call whose
- * handler returned a promise leaves 0 there and its result comes later through `host.deliver`.
+ * joined by newlines (JSON has none), their ids joined by commas, then one body argument per call.
+ * Results of plain values come back in the array; a call whose handler returned a promise leaves 0
+ * there and its result comes later through `host.deliver`.
  */
-function callMany(metas: string, raws: (string | ArrayBuffer | undefined)[] | undefined, ids: number[]): (CallResult | 0)[] {
+function callMany(metas: string, ids: string, ...bodies: (string | ArrayBuffer | undefined)[]): (CallResult | 0)[] {
   const list = metas.split('\n');
+  const idList = ids.split(',');
   const results: (CallResult | 0)[] = [];
   for (let i = 0; i < list.length; i++) {
-    const result = call(list[i]!, raws?.[i]);
+    const result = call(list[i]!, bodies[i]);
     if (result instanceof Promise) {
-      const id = ids[i]!;
+      const id = Number(idList[i]);
       results.push(0);
       result.then((r) => host.deliver(id, r));
     } else results.push(result);
