@@ -200,12 +200,14 @@ export class IsolateInstance implements Instance {
 
   private failure(err: unknown): ServiceError {
     const message = err instanceof Error ? err.message : String(err);
-    if (this.isolate.isDisposed && /memory limit/i.test(message)) {
+    if (this.state === 'dead') return this.deathError();
+    // Disposed while not dead to us: isolated-vm disposes an isolate on its own only when it goes
+    // over its memory limit (calls queued behind the one that hit it only hear "disposed").
+    if (this.isolate.isDisposed) {
       this.deathCause = 'memory';
       this.die('memory', false);
       return this.deathError();
     }
-    if (this.state === 'dead') return this.deathError();
     if (/Script execution timed out/.test(message)) {
       this.deathCause ??= 'timeout';
       this.retire();
