@@ -206,6 +206,7 @@ for (const [entry, check] of [
       t.match(o.value, /"process":"undefined"/);
       t.match(o.value, /"require":"undefined"/);
       t.match(o.value, /"host":"undefined"/);
+      t.match(o.value, /"wasm":"undefined"/, 'no WebAssembly to make memory outside the cap');
       t.match(o.value, /"globals":\[\]/);
     } else t.pass(`run_js unavailable: ${o.error}`);
   }],

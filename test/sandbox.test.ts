@@ -20,10 +20,11 @@ const probes = fixture('probes-node8');
 
 t.before(async () => {
   s = await startTestServer();
-  for (const entry of ['probeConstructor', 'probeRequire', 'probePrototype', 'probeThenable', 'probeToJSON', 'probeFetch', 'state', 'context']) {
+  for (const entry of ['probeConstructor', 'probeRequire', 'probePrototype', 'probeThenable', 'probeToJSON', 'probeFetch', 'state', 'context', 'probeDynamicImport', 'probeEval', 'probeWasm', 'probeProcess', 'probeMoreBuiltins', 'probeStackTrace', 'probeSymbols', 'probeSharedMemory']) {
     await s.deploy(entry.toLowerCase(), probes, entry, { env: { DECLARED: 'yes' } });
   }
   await s.deploy('state_other', probes, 'state', { env: { OTHER: 'only-mine' } });
+  await s.deploy('public_redirect_to', probes, 'redirectTo');
   listener = createServer((socket) => {
     listenerConnections++;
     socket.destroy();
@@ -94,6 +95,60 @@ t.test('fetch to link-local, private and loopback addresses is refused', async (
     t.match(text, /^"blocked: .*not allowed/, `${url}: ${text}`);
   }
   t.equal(listenerConnections, 0, 'the host listener was never reached');
+});
+
+t.test('fetch: numeric and mapped forms of loopback, CGNAT and private ranges are refused', async (t) => {
+  for (const url of [`http://127.1:${listenerPort}/`, `http://0x7f000001:${listenerPort}/`, `http://2130706433:${listenerPort}/`, `http://[::ffff:127.0.0.1]:${listenerPort}/`, 'http://100.64.0.1/', 'http://172.16.0.1/', 'http://[fd00::1]/', 'http://[fe80::1]/']) {
+    const { text } = await probe('probefetch', { url });
+    t.match(text, /^"blocked: /, `${url}: ${text}`);
+  }
+  t.equal(listenerConnections, 0, 'the host listener was never reached');
+});
+
+t.test('fetch: a redirect to a private address is refused, even from the service itself', async (t) => {
+  const self = `${s.url}/v2/run/${s.accountId}/public_redirect_to?to=${encodeURIComponent(`http://127.0.0.1:${listenerPort}/`)}`;
+  const { text } = await probe('probefetch', { url: self });
+  t.match(text, /^"blocked: /, text);
+  t.equal(listenerConnections, 0, 'the host listener was never reached');
+});
+
+t.test('dynamic import(), eval and new Function reach nothing outside the isolate', async (t) => {
+  t.match((await probe('probedynamicimport')).text, /^"blocked: /);
+  const out = JSON.parse((await probe('probeeval')).text) as { indirect: string; fn: string };
+  t.equal(out.indirect, 'undefined/undefined/undefined', 'no require, host bridge or runtime entry points on the global object');
+  t.equal(out.fn, 'undefined/undefined/undefined/undefined', 'no module, exports, process.binding or process.dlopen');
+});
+
+t.test('WebAssembly is not available (its memory would escape the memory limit)', async (t) => {
+  t.equal((await probe('probewasm')).text, '"undefined"');
+});
+
+t.test('process has no binding, dlopen, kill, pid or execPath, and exit throws', async (t) => {
+  const out = JSON.parse((await probe('probeprocess')).text) as Record<string, string>;
+  for (const name of ['binding', '_linkedBinding', 'dlopen', 'kill', 'mainModule', 'execPath', 'pid']) t.equal(out[name], 'undefined', name);
+  t.equal(out.cwd, 'function:/', 'cwd is the function root');
+  t.match(out.exit, /error: process.exit\(\) is not available/);
+});
+
+t.test('only the sandbox built-ins load; module, inspector, v8, http, dns and os do not', async (t) => {
+  const out = JSON.parse((await probe('probemorebuiltins')).text) as Record<string, string>;
+  for (const id of ['module', 'inspector', 'v8', 'http', 'dns', 'os']) t.equal(out[id], 'ERR_UNAVAILABLE_BUILTIN', id);
+  for (const id of ['process', 'timers', 'buffer', 'url']) t.match(out[id], /^loaded/, id);
+});
+
+t.test('Error.prepareStackTrace sees only the function and runtime frames, no host ones', async (t) => {
+  const frames = JSON.parse((await probe('probestacktrace')).text) as string[];
+  t.ok(frames.length > 0);
+  for (const frame of frames) t.notMatch(frame, /\/dist\/|node:|node_modules|isolated-vm/, frame);
+});
+
+t.test('symbols, getters and shared memory on returned values stay inside the isolate', async (t) => {
+  const symbols = await probe('probesymbols');
+  t.equal(symbols.status, 200);
+  t.equal(symbols.text, '{}', 'serialised inside the isolate: non-enumerable getters and symbols are not run on the host');
+  const shared = await probe('probesharedmemory');
+  t.equal(shared.status, 200);
+  t.equal(shared.text, '\x07\x07\x07\x07', 'a SharedArrayBuffer view is copied out as plain bytes, not shared');
 });
 
 t.test('module state survives between calls of one function and never leaks to another', async (t) => {

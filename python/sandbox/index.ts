@@ -131,6 +131,9 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   // `os` stays: Emscripten draws randomness through it for as long as the interpreter runs.
   for (const name of Object.keys(shellGlobals)) if (name !== 'os') delete g[name];
   pyodide.runPython(RUNTIME_PY);
+  // Booted: user code (through run_js) must not make WebAssembly memories of its own, which would
+  // escape the interpreter's cap. Pyodide keeps its own references to what it needs.
+  delete g.WebAssembly;
   pyCall = pyodide.globals.get('_islet_call');
   pyInit = pyodide.globals.get('_islet_init');
 }

@@ -78,6 +78,10 @@ const builtins = {
   process: () => processObject,
 };
 
+// WebAssembly memory is outside isolated-vm's memory accounting, and a module can declare or grow
+// its own memory without any JavaScript call to intercept: functions get no WebAssembly.
+delete g.WebAssembly;
+
 Object.assign(g, timers.globals);
 for (const [name, value] of Object.entries({ console: consoleObject, process: processObject, global: globalThis, self: globalThis })) {
   Object.defineProperty(g, name, { value, writable: true, configurable: true, enumerable: false });
