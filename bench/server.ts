@@ -13,6 +13,8 @@ import { startServer } from '../http/server';
 export interface BenchServerConfig {
   /** hello, post, spin and the callers. */
   core: boolean;
+  /** fails and hungry, for the soak. */
+  soak?: boolean;
   coldFunctions: number;
   manyFunctions: number;
   pythonColdFunctions: number;
@@ -40,6 +42,10 @@ async function main(): Promise<void> {
     await node8('caller_sdk', 'callerSdk', { env: { SERVICE_API_KEY: apiKey } }, SEED);
     await node8('caller_fetch', 'callerFetch', { env: { SERVICE_API_KEY: apiKey, SERVICE_URL: server.url } }, SEED);
     for (let i = 0; i < 20; i++) await node8(`burst_${i}`, 'hello');
+  }
+  if (config.soak) {
+    await node8('fails', 'fails');
+    await node8('hungry', 'hungry');
   }
   for (let i = 0; i < config.coldFunctions; i++) await node8(`cold_${i}`, 'hello');
   for (let i = 0; i < config.manyFunctions; i++) await node8(`many_${i}`, 'hello');

@@ -6,3 +6,14 @@ exports.post = (body) => ({ items: Array.isArray(body.items) ? body.items.length
 exports.spin = () => {
   for (;;) {}
 };
+
+exports.fails = () => {
+  throw new Error('failing on purpose');
+};
+
+exports.hungry = () => {
+  // About 40 MB of live objects per call: fine alone, over the limit when many overlap.
+  const keep = [];
+  for (let i = 0; i < 40; i++) keep.push(new Array(125_000).fill(i));
+  return keep.length;
+};
