@@ -23,7 +23,8 @@ const PENDING_LIMIT = 10_000;
 /**
  * Per-function logs, kept on disk as JSON lines: `logs/<account>/<name>.log` plus one rotated
  * `.log.1`, so each function keeps at most ~2 MB. Writes are batched and appended every 250 ms;
- * a burst beyond 10,000 unwritten lines per function drops lines and records how many.
+ * a burst beyond what fits (10,000 lines or 1 MB per batch) drops the oldest lines of the batch
+ * and records how many.
  */
 export class LogStore {
   private readonly root: string;
@@ -99,11 +100,17 @@ export class LogStore {
   }
 
   private async write(key: string, batch: { lines: string[]; dropped: number }): Promise<void> {
-    if (batch.dropped) {
-      batch.lines.push(JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than ${PENDING_LIMIT} in ${FLUSH_MS} ms)` }));
+    // A batch keeps its newest lines that fit one file, so a function's logs stay within two files.
+    let bytes = 0;
+    let first = batch.lines.length;
+    while (first > 0 && bytes + batch.lines[first - 1]!.length + 1 <= FILE_LIMIT_BYTES - 512) bytes += batch.lines[--first]!.length + 1;
+    const dropped = batch.dropped + first;
+    const lines = batch.lines.slice(first);
+    if (dropped) {
+      lines.push(JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${dropped} log lines dropped (more than fit in ${FLUSH_MS} ms)` }));
     }
     const file = this.file(key);
-    const data = batch.lines.join('\n') + '\n';
+    const data = lines.join('\n') + '\n';
     try {
       await fsp.mkdir(path.dirname(file), { recursive: true });
       let size = this.sizes.get(key);

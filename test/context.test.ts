@@ -11,6 +11,7 @@ t.before(async () => {
   await s.deploy('log', probes, 'log');
   await s.deploy('web', probes, 'webApis');
   await s.deploy('bytes', probes, 'bytes');
+  await s.deploy('flood', probes, 'consoleFlood');
 });
 t.teardown(() => s.stop());
 
@@ -88,4 +89,16 @@ t.test('web APIs inside the isolate: URL, URLSearchParams, TextEncoder/Decoder, 
     buffer: '6869',
     timer: 'fired',
   });
+});
+
+t.test('a console flood keeps the function logs bounded', async (t) => {
+  const res = await s.call('flood');
+  t.equal(await res.json(), 'flooded');
+  const entries = await s.engine.logs.read(s.accountId, 'flood');
+  t.ok(entries.length < 50_000, `${entries.length} lines kept of 50,000 printed`);
+  const { statSync, readdirSync } = await import('node:fs');
+  const dir = `${s.dataDir}/logs/${s.accountId}`;
+  const bytes = readdirSync(dir).filter((f) => f.startsWith('flood.log')).reduce((sum, f) => sum + statSync(`${dir}/${f}`).size, 0);
+  t.ok(bytes <= 2.5 * 1024 * 1024, `log files hold ${bytes} bytes (about 2 MB at most)`);
+  t.ok(entries.some((e) => /log lines dropped/.test(e.message)), 'the drop is recorded in the logs');
 });

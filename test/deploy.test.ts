@@ -78,6 +78,40 @@ t.test('tar.gz bundles deploy; entries with .., absolute paths or links are refu
   t.ok(garbage, 'garbage is refused');
 });
 
+t.test('bundles with absolute paths, links out of the folder or a decompression bomb are refused; nothing is written outside', async (t) => {
+  const spec = { name: 'from_tar', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} };
+  const outside = `/tmp/islet-evil-${process.pid}-${Date.now()}.js`;
+  const cases: [string, Buffer, RegExp][] = [
+    ['absolute path', await evilTarball(outside), /not allowed/],
+    ['symlink out of the folder', await evilTarball('function.js', '2', '/etc/passwd'), /SymbolicLink entries are not allowed/],
+    ['hard link', await evilTarball('function.js', '1', '/etc/passwd'), /Link entries are not allowed/],
+  ];
+  const { gzipSync } = await import('node:zlib');
+  // 300 MB of zeros in one entry: about 300 KB compressed, over the 250 MB unpacked limit.
+  const header = Buffer.alloc(512);
+  header.write('function.js', 0);
+  header.write('0000644\0', 100);
+  header.write('0000000\0', 108);
+  header.write('0000000\0', 116);
+  header.write(`${(300 * 1024 * 1024).toString(8).padStart(11, '0')}\0`, 124);
+  header.write('00000000000\0', 136);
+  header.write('        ', 148);
+  header.write('0', 156);
+  header.write('ustar\0', 257);
+  header.write('00', 263);
+  let sum = 0;
+  for (const byte of header) sum += byte;
+  header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+  cases.push(['decompression bomb', gzipSync(Buffer.concat([header, Buffer.alloc(300 * 1024 * 1024)]), { level: 1 }), /larger than/]);
+  for (const [label, bundle, message] of cases) {
+    const err = await s.engine.deploy(s.accountId, spec, { tarball: bundle }).then(() => undefined, (e: Error) => e);
+    t.match(err?.message, message, label);
+  }
+  const { existsSync } = await import('node:fs');
+  t.notOk(existsSync(outside), 'nothing was written outside the version folder');
+  t.equal(await (await s.call('from_tar')).text(), '"Hi World! (v2, from json)"', 'the previous version keeps serving');
+});
+
 t.test('API keys are stored only as hashes', async (t) => {
   const dir = path.join(s.dataDir, 'accounts');
   const text = readdirSync(dir).map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
@@ -115,17 +149,18 @@ async function streamToBuffer(stream: AsyncIterable<unknown>): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** A gzip tarball with a `../` entry, made by hand (tar tools refuse to write one). */
-async function evilTarball(): Promise<Buffer> {
+/** A gzip tarball with one hostile entry, made by hand (tar tools refuse to write these). */
+async function evilTarball(name = '../../evil.js', type = '0', linkTarget = ''): Promise<Buffer> {
   const header = Buffer.alloc(512);
-  header.write('../../evil.js', 0);
+  header.write(name, 0);
+  if (linkTarget) header.write(linkTarget, 157);
   header.write('0000644\0', 100);
   header.write('0000000\0', 108);
   header.write('0000000\0', 116);
   header.write('00000000005\0', 124);
   header.write('00000000000\0', 136);
   header.write('        ', 148);
-  header.write('0', 156);
+  header.write(type, 156);
   header.write('ustar\0', 257);
   header.write('00', 263);
   let sum = 0;

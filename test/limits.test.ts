@@ -19,6 +19,10 @@ t.before(async () => {
       { name: 'buffer_alloc', folder: probes, entrypoint: 'bufferAlloc' },
       { name: 'array_alloc', folder: probes, entrypoint: 'arrayAlloc' },
       { name: 'grow_alloc', folder: probes, entrypoint: 'growAlloc' },
+      { name: 'microtask_loop', folder: probes, entrypoint: 'microtaskLoop', extra: { timeoutMs: TIMEOUT } },
+      { name: 'deep_recursion', folder: probes, entrypoint: 'deepRecursion' },
+      { name: 'timer_flood', folder: probes, entrypoint: 'timerFlood' },
+      { name: 'huge_string', folder: probes, entrypoint: 'hugeString' },
     ],
   });
 });
@@ -42,7 +46,7 @@ async function keepCalling(until: Promise<unknown>): Promise<{ answered: number;
   return { answered, failed, slowestMs };
 }
 
-for (const name of ['spin', 'hang', 'spin_later']) {
+for (const name of ['spin', 'hang', 'spin_later', 'microtask_loop']) {
   t.test(`${name}: ERR_TIMEOUT within timeout + 100 ms while another function keeps answering`, async (t) => {
     await (await s.call('ok')).text();
     const started = performance.now();
@@ -83,4 +87,27 @@ t.test('after all of that, the process is still healthy and serving', async (t) 
   const res = await s.call('ok');
   t.equal(res.status, 200);
   t.match(await res.text(), /^"ok \d+"$/);
+});
+
+t.test('deep recursion is the user\'s RangeError, not a crash', async (t) => {
+  const res = await s.call('deep_recursion');
+  t.equal(res.status, 500);
+  const body = (await res.json()) as { errorCode: string; message: string };
+  t.equal(body.errorCode, 'ERR_FUNCTION_FAILED');
+  t.match(body.message, /Maximum call stack size exceeded/);
+});
+
+t.test('a timer flood is stopped at the per-instance bound', async (t) => {
+  const res = await s.call('timer_flood');
+  t.equal(res.status, 200);
+  t.match(await res.json(), /^stopped after 10000: too many pending timers/);
+});
+
+t.test('building a 1 GB string ends in an error answer, and the server stays up', async (t) => {
+  const res = await s.call('huge_string');
+  t.equal(res.status, 500);
+  t.match(((await res.json()) as { errorCode: string }).errorCode, /^ERR_(RESOURCE_LIMIT|FUNCTION_FAILED)$/);
+  const ok = await s.call('ok');
+  t.equal(ok.status, 200);
+  await ok.text();
 });
