@@ -19,10 +19,12 @@ interface Kind {
   expected: (status: number, code: string | undefined) => boolean;
 }
 
+// One instance runs one call at a time: `hungry` (~50 ms a call) serves about 20 calls/s, so its
+// share stays under that; past it, calls queue until they time out, which is overload, not a fault.
 const KINDS: Kind[] = [
-  { name: 'hello', weight: 80, expected: (s) => s === 200 },
+  { name: 'hello', weight: 85, expected: (s) => s === 200 },
   { name: 'fails', weight: 10, expected: (s, c) => s === 500 && c === 'ERR_FUNCTION_FAILED' },
-  { name: 'hungry', weight: 8, expected: (s, c) => s === 200 || (s === 500 && c === 'ERR_RESOURCE_LIMIT') },
+  { name: 'hungry', weight: 3, expected: (s, c) => s === 200 || (s === 500 && c === 'ERR_RESOURCE_LIMIT') },
   { name: 'spin', weight: 2, expected: (s, c) => s === 504 && c === 'ERR_TIMEOUT' },
 ];
 
