@@ -20,6 +20,8 @@ t.before(async () => {
       { name: 'array_alloc', folder: probes, entrypoint: 'arrayAlloc' },
       { name: 'grow_alloc', folder: probes, entrypoint: 'growAlloc' },
       { name: 'microtask_loop', folder: probes, entrypoint: 'microtaskLoop', extra: { timeoutMs: TIMEOUT } },
+      { name: 'atomics_wait', folder: probes, entrypoint: 'atomicsWait', extra: { timeoutMs: TIMEOUT } },
+      { name: 'slow', folder: probes, entrypoint: 'slow' },
       { name: 'deep_recursion', folder: probes, entrypoint: 'deepRecursion' },
       { name: 'timer_flood', folder: probes, entrypoint: 'timerFlood' },
       { name: 'huge_string', folder: probes, entrypoint: 'hugeString' },
@@ -46,7 +48,7 @@ async function keepCalling(until: Promise<unknown>): Promise<{ answered: number;
   return { answered, failed, slowestMs };
 }
 
-for (const name of ['spin', 'hang', 'spin_later', 'microtask_loop']) {
+for (const name of ['spin', 'hang', 'spin_later', 'microtask_loop', 'atomics_wait']) {
   t.test(`${name}: ERR_TIMEOUT within timeout + 100 ms while another function keeps answering`, async (t) => {
     await (await s.call('ok')).text();
     const started = performance.now();
@@ -110,4 +112,15 @@ t.test('building a 1 GB string ends in an error answer, and the server stays up'
   const ok = await s.call('ok');
   t.equal(ok.status, 200);
   await ok.text();
+});
+
+t.test('2,000 concurrent calls to one function: the excess gets ERR_OVERLOADED, nothing crashes', async (t) => {
+  const calls = Array.from({ length: 2000 }, () => s.call('slow', { method: 'POST', body: '{"ms":300}' }).then(async (r) => ({ status: r.status, code: r.status === 200 ? undefined : ((await r.json()) as { errorCode: string }).errorCode })));
+  const results = await Promise.all(calls);
+  const ok = results.filter((r) => r.status === 200).length;
+  const overloaded = results.filter((r) => r.status === 503 && r.code === 'ERR_OVERLOADED').length;
+  t.equal(ok + overloaded, 2000, `every call answered 200 (${ok}) or 503 ERR_OVERLOADED (${overloaded})`);
+  t.ok(ok >= 256, 'the in-flight bound (256) was served');
+  t.ok(overloaded > 0, 'the excess was refused');
+  t.equal((await s.call('ok')).status, 200, 'the server is still serving');
 });

@@ -56,3 +56,16 @@ t.test('V8 code cache is written per deployed code in the cache folder', async (
   const files = readdirSync(path.join(cacheDir, 'node8'));
   t.ok(files.some((f) => f.endsWith('.v8cache')), `cache files: ${files.length}`);
 });
+
+t.test('300 distinct functions through a warm cache of 2: it evicts, stays bounded, and every call answers', async (t) => {
+  const names = Array.from({ length: 300 }, (_, i) => `many_${i}`);
+  for (const name of names) await s.deploy(name, counter, 'handler');
+  const statuses = new Set<number>();
+  for (const name of names) {
+    const res = await s.call(name);
+    statuses.add(res.status);
+    await res.text();
+  }
+  t.same([...statuses], [200]);
+  t.ok(s.engine.stats().warm <= 2, `warm instances stay within the bound (${s.engine.stats().warm})`);
+});

@@ -216,6 +216,11 @@ for (const [entry, check] of [
   ['probe_socket', (t: Test, o: Probe) => t.equal(o.ok, false, `socket failed: ${o.error}`)],
   ['probe_subprocess', (t: Test, o: Probe) => t.equal(o.ok, false, `subprocess failed: ${o.error}`)],
   ['probe_environ', (t: Test, o: Probe) => t.notMatch(o.value ?? '', /ISLET_TEST_PY_SECRET|PATH/, 'only the declared env')],
+  ['probe_gc_walk', (t: Test, o: Probe) => t.equal(o.value, '[]', 'no host secret or key among all the interpreter objects')],
+  ['probe_subclasses', (t: Test, o: Probe) => t.notMatch(o.value ?? o.error ?? '', /popen/, 'no Popen reachable through __subclasses__')],
+  ['probe_internals', (t: Test, o: Probe) => t.notMatch(o.value ?? '', /'[^']*(host|islet|process)[^']*'/i, 'Pyodide internals expose nothing of islet or a host')],
+  ['probe_recursion', (t: Test, o: Probe) => t.match(o.error, /^RecursionError/, 'deep recursion is a RecursionError')],
+  ['probe_snapshot', (t: Test, o: Probe) => t.equal(o.value, '[]', 'the snapshot and wasm bytes are not files the function can read')],
 ] as const) {
   t.test(`escape probe ${entry} reaches nothing of the host`, async (t) => {
     await s.deployPython(entry, probes, entry);
@@ -226,6 +231,22 @@ for (const [entry, check] of [
   });
 }
 type Probe = { ok: boolean; value?: string; error?: string };
+
+t.test('escape probe: tampering with sys.modules or writing memory through ctypes breaks at most this instance', async (t) => {
+  await s.deployPython('probe_sys_modules', probes, 'probe_sys_modules');
+  await s.deployPython('probe_ctypes_write', probes, 'probe_ctypes_write');
+  const tampered = await s.call('probe_sys_modules', { body: '{}' });
+  await tampered.text();
+  const again = await s.call('probe_sys_modules', { body: '{}' });
+  t.ok([200, 500].includes(again.status), `the tampered instance answers or fails cleanly (${again.status})`);
+  await again.text();
+  const scribble = await s.call('probe_ctypes_write', { body: '{}' });
+  t.ok([200, 500, 504].includes(scribble.status), `the scribbled instance answers or fails cleanly (${scribble.status})`);
+  await scribble.text();
+  t.equal(await (await s.call('hello_py', { query: 'name=abc' })).text(), '"Hello cba!"', 'other Python functions are unaffected');
+  t.equal(await (await s.call('hello_node', { query: 'name=x' })).text(), '"Hello X!"', 'node8 functions are unaffected');
+  t.equal(connections, 0);
+});
 
 t.test('escape probe: open() sees neither host files nor another function\'s files', async (t) => {
   await s.deployPython('probe_open', probes, 'probe_open');
