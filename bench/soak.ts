@@ -1,6 +1,6 @@
 /**
  * `npm run soak [-- --minutes M] [-- --connections C]`: a long mixed load against one islet server
- * (good, failing, spinning and memory-hungry functions at c=128 by default, 5 minutes). Every
+ * (good, failing, spinning and memory-hungry functions over 128 connections by default, 5 minutes). Every
  * answer is checked against what its function must answer; the report gives the unexpected ones
  * (target 0) and the server's RSS at the start (after a minute of warm-up), middle and end
  * (target: growth under 10%). Not part of `npm test`.
@@ -14,19 +14,21 @@ import { Agent, request } from 'undici';
 
 interface Kind {
   name: string;
-  weight: number;
+  /** Connections that call this function (the rest call hello). */
+  connections: number;
   /** Whether a status and error code are what this function must answer. */
   expected: (status: number, code: string | undefined) => boolean;
 }
 
-// One instance runs one call at a time: `hungry` (~50 ms a call) serves about 20 calls/s, so its
-// share stays under that; past it, calls queue until they time out, which is overload, not a fault.
+// Each connection calls one function. One instance runs one call at a time, so `hungry` (~50 ms a
+// call) gets a few connections: more would queue its calls until they time out, which is overload,
+// not a fault.
 const KINDS: Kind[] = [
-  { name: 'hello', weight: 85, expected: (s) => s === 200 },
-  { name: 'fails', weight: 10, expected: (s, c) => s === 500 && c === 'ERR_FUNCTION_FAILED' },
-  { name: 'hungry', weight: 3, expected: (s, c) => s === 200 || (s === 500 && c === 'ERR_RESOURCE_LIMIT') },
-  { name: 'spin', weight: 2, expected: (s, c) => s === 504 && c === 'ERR_TIMEOUT' },
+  { name: 'fails', connections: 12, expected: (s, c) => s === 500 && c === 'ERR_FUNCTION_FAILED' },
+  { name: 'hungry', connections: 4, expected: (s, c) => s === 200 || (s === 500 && c === 'ERR_RESOURCE_LIMIT') },
+  { name: 'spin', connections: 2, expected: (s, c) => s === 504 && c === 'ERR_TIMEOUT' },
 ];
+const HELLO: Kind = { name: 'hello', connections: 0, expected: (s) => s === 200 };
 
 function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
@@ -47,13 +49,10 @@ async function main(): Promise<void> {
     });
   });
   const agent = new Agent({ connections, pipelining: 1 });
-  const total = KINDS.reduce((a, k) => a + k.weight, 0);
-  const pick = (): Kind => {
-    let r = Math.random() * total;
-    for (const kind of KINDS) if ((r -= kind.weight) < 0) return kind;
-    return KINDS[0]!;
-  };
-  const counts = new Map<string, { ok: number; unexpected: number }>(KINDS.map((k) => [k.name, { ok: 0, unexpected: 0 }]));
+  const assignment: Kind[] = KINDS.flatMap((k) => Array.from({ length: k.connections }, () => k));
+  while (assignment.length < connections) assignment.push(HELLO);
+  const counts = new Map<string, { ok: number; unexpected: number }>([HELLO, ...KINDS].map((k) => [k.name, { ok: 0, unexpected: 0 }]));
+  let unexpectedTotal = 0;
   const unexpected: string[] = [];
   const started = Date.now();
   const endAt = started + minutes * 60_000;
@@ -61,15 +60,14 @@ async function main(): Promise<void> {
   const warmupMs = Math.min(60_000, (minutes * 60_000) / 5);
   const sampleAt = (label: string, ms: number) => setTimeout(() => samples.push({ label, rss: rssMb(child.pid!) }), ms);
   const timers = [sampleAt('start (after warm-up)', warmupMs), sampleAt('middle', minutes * 30_000)];
-  console.log(`soak: ${minutes} min, c=${connections}, mix ${KINDS.map((k) => `${k.name} ${k.weight}%`).join(', ')}`);
+  console.log(`soak: ${minutes} min, c=${connections}: ${KINDS.map((k) => `${k.name} ${k.connections}`).join(', ')}, hello the rest`);
   const progress = setInterval(() => {
     const done = [...counts.values()].reduce((a, c) => a + c.ok + c.unexpected, 0);
-    console.log(`  ${Math.round((Date.now() - started) / 1000)} s: ${done} calls, ${unexpected.length} unexpected, RSS ${rssMb(child.pid!).toFixed(0)} MB`);
+    console.log(`  ${Math.round((Date.now() - started) / 1000)} s: ${done} calls, ${unexpectedTotal} unexpected, RSS ${rssMb(child.pid!).toFixed(0)} MB`);
   }, 30_000);
   await Promise.all(
-    Array.from({ length: connections }, async () => {
+    assignment.slice(0, connections).map(async (kind) => {
       while (Date.now() < endAt) {
-        const kind = pick();
         try {
           const res = await request(`${ready.url}/v2/run/${ready.accountId}/${kind.name}?name=soak`, { dispatcher: agent, headers: { 'x-service-api-key': ready.apiKey } });
           const text = await res.body.text();
@@ -78,10 +76,12 @@ async function main(): Promise<void> {
           if (kind.expected(res.statusCode, code)) entry.ok++;
           else {
             entry.unexpected++;
+            unexpectedTotal++;
             if (unexpected.length < 20) unexpected.push(`${kind.name}: ${res.statusCode} ${text.slice(0, 160)}`);
           }
         } catch (err) {
           counts.get(kind.name)!.unexpected++;
+          unexpectedTotal++;
           if (unexpected.length < 20) unexpected.push(`${kind.name}: ${(err as Error).message}`);
         }
       }
