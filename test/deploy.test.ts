@@ -88,20 +88,7 @@ t.test('bundles with absolute paths, links out of the folder or a decompression 
   ];
   const { gzipSync } = await import('node:zlib');
   // 300 MB of zeros in one entry: about 300 KB compressed, over the 250 MB unpacked limit.
-  const header = Buffer.alloc(512);
-  header.write('function.js', 0);
-  header.write('0000644\0', 100);
-  header.write('0000000\0', 108);
-  header.write('0000000\0', 116);
-  header.write(`${(300 * 1024 * 1024).toString(8).padStart(11, '0')}\0`, 124);
-  header.write('00000000000\0', 136);
-  header.write('        ', 148);
-  header.write('0', 156);
-  header.write('ustar\0', 257);
-  header.write('00', 263);
-  let sum = 0;
-  for (const byte of header) sum += byte;
-  header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+  const header = tarHeader('function.js', 300 * 1024 * 1024);
   cases.push(['decompression bomb', gzipSync(Buffer.concat([header, Buffer.alloc(300 * 1024 * 1024)]), { level: 1 }), /larger than/]);
   for (const [label, bundle, message] of cases) {
     const err = await s.engine.deploy(s.accountId, spec, { tarball: bundle }).then(() => undefined, (e: Error) => e);
@@ -149,25 +136,30 @@ async function streamToBuffer(stream: AsyncIterable<unknown>): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** A gzip tarball with one hostile entry, made by hand (tar tools refuse to write these). */
-async function evilTarball(name = '../../evil.js', type = '0', linkTarget = ''): Promise<Buffer> {
+/** One ustar header, written by hand: tar tools refuse to write the hostile entries these tests need. */
+function tarHeader(name: string, size: number, type = '0', linkTarget = ''): Buffer {
   const header = Buffer.alloc(512);
   header.write(name, 0);
-  if (linkTarget) header.write(linkTarget, 157);
   header.write('0000644\0', 100);
   header.write('0000000\0', 108);
   header.write('0000000\0', 116);
-  header.write('00000000005\0', 124);
+  header.write(`${size.toString(8).padStart(11, '0')}\0`, 124);
   header.write('00000000000\0', 136);
   header.write('        ', 148);
   header.write(type, 156);
+  if (linkTarget) header.write(linkTarget, 157);
   header.write('ustar\0', 257);
   header.write('00', 263);
   let sum = 0;
   for (const byte of header) sum += byte;
   header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+  return header;
+}
+
+/** A gzip tarball with one hostile entry (a 5-byte file, or a link). */
+async function evilTarball(name = '../../evil.js', type = '0', linkTarget = ''): Promise<Buffer> {
   const body = Buffer.alloc(512);
   body.write('x=1;\n');
   const { gzipSync } = await import('node:zlib');
-  return gzipSync(Buffer.concat([header, body, Buffer.alloc(1024)]));
+  return gzipSync(Buffer.concat([tarHeader(name, type === '0' ? 5 : 0, type, linkTarget), body, Buffer.alloc(1024)]));
 }
