@@ -23,7 +23,7 @@ export interface IsolateInstanceOptions {
 
 type Finish = (outcome: CallOutcome) => void;
 
-/** Result shapes produced by the sandbox (see sandbox/response.ts); untrusted. */
+/** Result shapes produced by the sandboxes (engine/node8/sandbox/response.ts, python/sandbox); untrusted. */
 type RawResult = string | { t?: unknown; s?: unknown; h?: unknown; b?: unknown; c?: unknown; m?: unknown; k?: unknown };
 
 /** Counts isolates whose thread V8 parked after a fatal out-of-memory (see notes in README). */
@@ -31,8 +31,9 @@ export const catastrophes = { count: 0 };
 
 /**
  * A function version loaded in its own isolate (node8, or Python on Pyodide: both sandboxes speak
- * the same protocol). Calls enter through `callRef` with plain copied data; every other entry (timers, finished fetches) carries a timeout, so guest code can
- * never hold an isolate thread past its limit without being stopped.
+ * the same protocol). Calls enter through `callRef` with plain copied data; every other entry
+ * (timers, finished fetches) carries a timeout, so guest code can never hold an isolate thread
+ * past its limit without being stopped.
  */
 export class IsolateInstance implements Instance {
   state: InstanceState = 'ready';
