@@ -5,11 +5,11 @@
  * with the same load generator, connections, duration and warm-up, and prints a table and the
  * targets; the figures go to bench/results/<timestamp>.json. See bench/README.md.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { rssMb, startProcess } from './process';
 import { pickTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load';
 import type { BenchServerConfig } from './server';
 
@@ -22,25 +22,6 @@ interface Ready {
 type Figures = Record<string, number>;
 
 const ROOT = path.resolve(__dirname, '..', '..');
-
-function startProcess(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(__dirname, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (!out.includes('\n')) return;
-      child.removeAllListeners('exit');
-      resolve({ child, ready: JSON.parse(out.split('\n')[0]!) as Ready });
-    });
-  });
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
-}
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -80,10 +61,10 @@ async function main(): Promise<void> {
   console.log(`islet bench: ${quick ? 'quick' : 'full'} run, load tool ${tool}, c=${connections}, ${durationSec} s per figure after ${warmupSec} s warm-up`);
   console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`);
   console.log('starting the islet server and deploying the scenario functions...');
-  const startIslet = (config: Partial<BenchServerConfig>) => startProcess('server.js', { BENCH_CONFIG: JSON.stringify({ ...none, ...config }) });
+  const startIslet = (config: Partial<BenchServerConfig>) => startProcess<Ready>('server.js', { BENCH_CONFIG: JSON.stringify({ ...none, ...config }) });
   let islet = await startIslet({ core: true, coldFunctions: serverConfig.coldFunctions });
   let { url, accountId, apiKey } = islet.ready as Required<Ready>;
-  const baseline = await startProcess('baseline.js', { BENCH_KEY: apiKey });
+  const baseline = await startProcess<Ready>('baseline.js', { BENCH_KEY: apiKey });
   /** Replaces the islet server by a fresh one deployed with `config` (a scenario group of its own). */
   const switchServer = async (config: Partial<BenchServerConfig>) => {
     islet.child.kill('SIGKILL');

@@ -55,6 +55,9 @@ export interface Runtime {
   close?(): void;
 }
 
+/** Time allowed for a function's module-level code when a deploy validates it. */
+export const VALIDATE_TIMEOUT_MS = 10_000;
+
 /** Deploy-time validation shared by the runtimes: load the code in a fresh instance, then drop it. */
 export async function validateByLoading(manifest: FunctionManifest, load: () => Promise<Instance>): Promise<void> {
   let instance: Instance;

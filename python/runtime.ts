@@ -3,11 +3,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, promises as fsp, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
+import { toArrayBuffer } from '../engine/bytes';
 import { ServiceError } from '../engine/errors';
 import type { FunctionManifest } from '../engine/manifest';
 import { installBridge, takeEntryPoints, type BlankIsolate } from '../engine/isolate/blank';
 import { IsolateInstance } from '../engine/isolate/instance';
-import { loadError, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../engine/runtime';
+import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../engine/runtime';
 
 export interface PythonRuntimeOptions {
   defaultTimeoutMs: number;
@@ -47,7 +48,7 @@ export class PythonRuntime implements Runtime {
   }
 
   validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void> {
-    return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, 10_000)));
+    return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS)));
   }
 
   /** The snapshot file for this Pyodide version and snapshot recipe. */
@@ -142,8 +143,4 @@ function makeSnapshot(file: string): Promise<void> {
         });
       }),
   );
-}
-
-function toArrayBuffer(bytes: Buffer): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }

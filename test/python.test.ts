@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t, { type Test } from 'tap';
+import { startCountingListener, type CountingListener } from './helpers/listener';
 import { fixture, startTestServer, type TestServer } from './helpers/server';
 
 // python2/python3 functions: Pyodide inside isolates, the same contract as node8.
@@ -12,9 +12,8 @@ const marker = path.join(mkdtempSync(path.join(tmpdir(), 'islet-py-marker-')), '
 writeFileSync(marker, SECRET);
 
 let s: TestServer;
-let listener: Server;
+let listener: CountingListener;
 let port = 0;
-let connections = 0;
 const probes = fixture('probes-python');
 const seed = fixture('seed-python');
 const TIMEOUT = 1000;
@@ -25,12 +24,8 @@ t.before(async () => {
   await s.deployPython('public_html_py', seed, 'html');
   await s.deployPython('public_redirect_py', seed, 'redirect');
   await s.deploy('hello_node', fixture('seed-node8'), 'hello');
-  listener = createServer((socket) => {
-    connections++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  port = (listener.address() as { port: number }).port;
+  listener = await startCountingListener();
+  port = listener.port;
 });
 t.teardown(async () => {
   listener.close();
@@ -227,7 +222,7 @@ for (const [entry, check] of [
     const out = (await json(entry, { marker, port })) as Probe;
     t.notMatch(JSON.stringify(out), SECRET, 'the host secret and marker file stay unreached');
     (check as (t: Test, o: Probe) => void)(t, out);
-    t.equal(connections, 0, 'the host listener was never reached');
+    t.equal(listener.connections, 0, 'the host listener was never reached');
   });
 }
 type Probe = { ok: boolean; value?: string; error?: string };
@@ -245,7 +240,7 @@ t.test('escape probe: tampering with sys.modules or writing memory through ctype
   await scribble.text();
   t.equal(await (await s.call('hello_py', { query: 'name=abc' })).text(), '"Hello cba!"', 'other Python functions are unaffected');
   t.equal(await (await s.call('hello_node', { query: 'name=x' })).text(), '"Hello X!"', 'node8 functions are unaffected');
-  t.equal(connections, 0);
+  t.equal(listener.connections, 0);
 });
 
 t.test('escape probe: open() sees neither host files nor another function\'s files', async (t) => {

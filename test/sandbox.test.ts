@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
+import { startCountingListener, type CountingListener } from './helpers/listener';
 import { fixture, startTestServer, type TestServer } from './helpers/server';
 
 // User code cannot reach the host: its environment, files, processes, objects or listeners.
@@ -13,9 +13,8 @@ const markerFile = path.join(markerDir, 'marker.js');
 writeFileSync(markerFile, `module.exports = ${JSON.stringify(SECRET)};\n`);
 
 let s: TestServer;
-let listener: Server;
+let listener: CountingListener;
 let listenerPort = 0;
-let listenerConnections = 0;
 const probes = fixture('probes-node8');
 
 t.before(async () => {
@@ -25,12 +24,8 @@ t.before(async () => {
   }
   await s.deploy('state_other', probes, 'state', { env: { OTHER: 'only-mine' } });
   await s.deploy('public_redirect_to', probes, 'redirectTo');
-  listener = createServer((socket) => {
-    listenerConnections++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  listenerPort = (listener.address() as { port: number }).port;
+  listener = await startCountingListener();
+  listenerPort = listener.port;
 });
 t.teardown(async () => {
   listener.close();
@@ -94,7 +89,7 @@ t.test('fetch to link-local, private and loopback addresses is refused', async (
     t.equal(status, 200, url);
     t.match(text, /^"blocked: .*not allowed/, `${url}: ${text}`);
   }
-  t.equal(listenerConnections, 0, 'the host listener was never reached');
+  t.equal(listener.connections, 0, 'the host listener was never reached');
 });
 
 t.test('fetch: numeric and mapped forms of loopback, CGNAT and private ranges are refused', async (t) => {
@@ -102,14 +97,14 @@ t.test('fetch: numeric and mapped forms of loopback, CGNAT and private ranges ar
     const { text } = await probe('probefetch', { url });
     t.match(text, /^"blocked: /, `${url}: ${text}`);
   }
-  t.equal(listenerConnections, 0, 'the host listener was never reached');
+  t.equal(listener.connections, 0, 'the host listener was never reached');
 });
 
 t.test('fetch: a redirect to a private address is refused, even from the service itself', async (t) => {
   const self = `${s.url}/v2/run/${s.accountId}/public_redirect_to?to=${encodeURIComponent(`http://127.0.0.1:${listenerPort}/`)}`;
   const { text } = await probe('probefetch', { url: self });
   t.match(text, /^"blocked: /, text);
-  t.equal(listenerConnections, 0, 'the host listener was never reached');
+  t.equal(listener.connections, 0, 'the host listener was never reached');
 });
 
 t.test('dynamic import(), eval and new Function reach nothing outside the isolate', async (t) => {

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import ivm from 'isolated-vm';
+import { toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
 import { checkBodySize, checkResponseHeaders, checkStatus, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
@@ -309,10 +310,4 @@ function withDefaultType(headers: Record<string, string>, type: string): Record<
   for (const name in headers) if (name.toLowerCase() === 'content-type') return headers;
   headers['content-type'] = type;
   return headers;
-}
-
-/** The bytes as an ArrayBuffer of exactly their length (Buffers often view a larger shared pool). */
-function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes.buffer as ArrayBuffer;
-  return new Uint8Array(bytes).buffer as ArrayBuffer;
 }

@@ -3,8 +3,9 @@ import { promises as fsp, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
 import { LRUCache } from 'lru-cache';
+import { toArrayBuffer } from '../bytes';
 import type { FunctionManifest } from '../manifest';
-import { loadError, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../runtime';
+import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../runtime';
 import { createBlankIsolate, type BlankIsolate, type CachedScript } from '../isolate/blank';
 import { IsolateInstance } from '../isolate/instance';
 
@@ -34,8 +35,6 @@ interface CompiledMain {
 }
 type ExternalCopyBuffer = ivm.ExternalCopy<ArrayBuffer>;
 
-/** Time allowed for a module's top-level code at deploy-time validation. */
-const VALIDATE_TIMEOUT_MS = 10_000;
 
 export class Node8Runtime implements Runtime {
   private readonly sandbox: { source: string; cache?: ivm.ExternalCopy<ArrayBuffer> };
@@ -148,8 +147,5 @@ export class Node8Runtime implements Runtime {
 function estimateSizeMb(isolate: ivm.Isolate): number {
   const stats = isolate.getHeapStatisticsSync();
   return Math.max(1, Math.ceil((stats.total_heap_size + stats.externally_allocated_size) / (1024 * 1024)));
-}
-function toArrayBuffer(bytes: Buffer): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
