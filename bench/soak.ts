@@ -5,12 +5,11 @@
  * (target 0) and the server's RSS at the start (after a minute of warm-up), middle and end
  * (target: growth under 10%). Not part of `npm test`.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
+import { rssMb, startProcess } from './process';
 
 interface Kind {
   name: string;
@@ -30,24 +29,12 @@ const KINDS: Kind[] = [
 ];
 const HELLO: Kind = { name: 'hello', connections: 0, expected: (s) => s === 200 };
 
-function rssMb(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { minutes: { type: 'string', default: '5' }, connections: { type: 'string', default: '128' } } });
   const minutes = Number(values.minutes);
   const connections = Number(values.connections);
   const config = { core: true, soak: true, coldFunctions: 0, manyFunctions: 0, pythonColdFunctions: 0, python: false, cacheDir: path.join(os.tmpdir(), 'islet-bench-cache') };
-  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(__dirname, 'server.js')], { env: { ...process.env, BENCH_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const ready = await new Promise<{ url: string; accountId: string; apiKey: string }>((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!));
-    });
-  });
+  const { child, ready } = await startProcess<{ url: string; accountId: string; apiKey: string }>('server.js', { BENCH_CONFIG: JSON.stringify(config) });
   const agent = new Agent({ connections, pipelining: 1 });
   const assignment: Kind[] = KINDS.flatMap((k) => Array.from({ length: k.connections }, () => k));
   while (assignment.length < connections) assignment.push(HELLO);
@@ -90,6 +77,7 @@ async function main(): Promise<void> {
   );
   clearInterval(progress);
   clearInterval(sampler);
+  samples.push({ at: Date.now() - started, rss: rssMb(child.pid!) });
   child.kill('SIGKILL');
   await agent.close();
   console.log('\ncalls by function (as expected / unexpected):');
@@ -100,7 +88,7 @@ async function main(): Promise<void> {
   const windowMs = Math.min(60_000, (minutes * 60_000 - warmupMs) / 2);
   const mean = (list: { rss: number }[]) => list.reduce((a, x) => a + x.rss, 0) / Math.max(1, list.length);
   const early = samples.filter((x) => x.at >= warmupMs && x.at < warmupMs + windowMs);
-  const late = samples.filter((x) => x.at >= minutes * 60_000 - windowMs);
+  const late = samples.filter((x) => x.at >= samples[samples.length - 1]!.at - windowMs);
   console.log(`RSS every 10 s (MB): ${samples.map((x) => x.rss.toFixed(0)).join(' ')}`);
   console.log(`RSS mean after warm-up ${mean(early).toFixed(0)} MB, last minute ${mean(late).toFixed(0)} MB`);
   const growth = ((mean(late) - mean(early)) / mean(early)) * 100;
