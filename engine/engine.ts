@@ -11,7 +11,7 @@ import { PythonRuntime } from '../python/runtime';
 import { catastrophes } from './isolate/instance';
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
-import type { CallInput, Instance, InstanceServices, Runtime } from './runtime';
+import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
 import type { BundleSource } from './bundle';
 import { AccountStore, type NewAccount } from './store/accounts';
 import { FunctionStore } from './store/functions';
@@ -66,6 +66,7 @@ export class Engine {
   readonly logs: LogStore;
   private readonly pool: WarmPool;
   private readonly runtimes = new Map<RuntimeName, Runtime>();
+  /** Calls in flight per function (`account/name`). */
   private readonly inflight = new Map<string, number>();
   private readonly egress: Egress;
   private readonly selfPorts: number[] = [];
@@ -157,23 +158,40 @@ export class Engine {
   }
 
   /** The invocation contract of SPEC §2: auth order, lookup, limits, the handler, error shapes. */
-  async invoke(request: InvokeRequest): Promise<InvokeResponse> {
+  invoke(request: InvokeRequest): Promise<InvokeResponse> {
+    return new Promise((resolve) => this.dispatch(request, resolve));
+  }
+
+  /** `invoke` for the HTTP server's hot path: `respond` is called exactly once, never with a throw. */
+  dispatch(request: InvokeRequest, respond: (response: InvokeResponse) => void): void {
     const requestId = request.requestId ?? newRequestId();
-    const { accountId, functionName } = request;
+    let manifest: FunctionManifest;
     try {
-      if (!isPublicName(functionName)) {
-        if (!request.apiKey) throw new ServiceError('ERR_NO_KEY', `function ${functionName} is secured: send the account API key in the X-Service-Api-Key header`);
-        if (!this.accounts.verify(accountId, request.apiKey)) throw new ServiceError('ERR_BAD_KEY', `the API key is not valid for account ${accountId}`);
-      }
-      const manifest = isFunctionName(functionName) ? this.functions.get(accountId, functionName) : undefined;
-      if (!manifest) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${functionName} in account ${accountId}`);
-      if (request.body.length > this.limits.requestBodyBytes) {
-        throw new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${this.limits.requestBodyBytes} bytes`);
-      }
-      return await this.run(manifest, request, requestId);
+      manifest = this.admit(request);
     } catch (err) {
-      return errorResponse(err, requestId, 0);
+      respond(errorResponse(err, requestId, 0));
+      return;
     }
+    this.run(manifest, request, requestId, respond);
+  }
+
+  /** Checks a call against SPEC §2 in its order (key, function, size) and returns the function to run. */
+  private admit(request: InvokeRequest): FunctionManifest {
+    const { accountId, functionName } = request;
+    if (!isPublicName(functionName)) {
+      if (!request.apiKey) throw new ServiceError('ERR_NO_KEY', `function ${functionName} is secured: send the account API key in the X-Service-Api-Key header`);
+      if (!this.accounts.verify(accountId, request.apiKey)) throw new ServiceError('ERR_BAD_KEY', `the API key is not valid for account ${accountId}`);
+    }
+    const manifest = isFunctionName(functionName) ? this.functions.get(accountId, functionName) : undefined;
+    if (!manifest) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${functionName} in account ${accountId}`);
+    if (request.body.length > this.limits.requestBodyBytes) {
+      throw new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${this.limits.requestBodyBytes} bytes`);
+    }
+    const running = this.inflight.get(functionKey(manifest)) ?? 0;
+    if (running >= this.limits.maxInFlightPerFunction) {
+      throw new ServiceError('ERR_OVERLOADED', `function ${manifest.name} already has ${running} calls in flight (limit ${this.limits.maxInFlightPerFunction})`);
+    }
+    return manifest;
   }
 
   async close(): Promise<void> {
@@ -183,43 +201,46 @@ export class Engine {
     await this.egress.close();
   }
 
-  private async run(manifest: FunctionManifest, request: InvokeRequest, requestId: string): Promise<InvokeResponse> {
-    const key = `${manifest.account}/${manifest.name}`;
-    const running = this.inflight.get(key) ?? 0;
-    if (running >= this.limits.maxInFlightPerFunction) {
-      throw new ServiceError('ERR_OVERLOADED', `function ${manifest.name} already has ${running} calls in flight (limit ${this.limits.maxInFlightPerFunction})`);
-    }
-    this.inflight.set(key, running + 1);
-    try {
-      const instance = await this.instanceFor(manifest);
-      const input: CallInput = {
-        requestId,
-        method: request.method,
-        path: request.path,
-        rawQuery: request.rawQuery,
-        headers: request.headers,
-        body: request.body,
-      };
-      const started = process.hrtime.bigint();
-      const outcome = await instance.call(input);
-      const durationUs = Number(process.hrtime.bigint() - started) / 1000;
-      const status = outcome.ok ? outcome.response.status : outcome.error.status;
-      this.logs.append(manifest.account, manifest.name, {
-        t: Date.now(),
-        requestId,
-        level: 'call',
-        message: `${request.method} ${status} ${durationUs.toFixed(3)} us${outcome.ok ? '' : ` ${outcome.error.code}`}`,
-      });
-      if (!outcome.ok) return errorResponse(outcome.error, requestId, durationUs);
-      return { ...outcome.response, requestId, durationUs };
-    } finally {
+  private run(manifest: FunctionManifest, request: InvokeRequest, requestId: string, respond: (response: InvokeResponse) => void): void {
+    const key = functionKey(manifest);
+    this.inflight.set(key, (this.inflight.get(key) ?? 0) + 1);
+    const input: CallInput = {
+      requestId,
+      method: request.method,
+      path: request.path,
+      rawQuery: request.rawQuery,
+      headers: request.headers,
+      body: request.body,
+    };
+    let started = 0;
+    const done = (outcome: CallOutcome) => {
+      const durationUs = started === 0 ? 0 : (performance.now() - started) * 1000;
       const left = (this.inflight.get(key) ?? 1) - 1;
       if (left === 0) this.inflight.delete(key);
       else this.inflight.set(key, left);
+      const status = outcome.ok ? outcome.response.status : outcome.error.status;
+      const message = `${request.method} ${status} ${durationUs.toFixed(3)} us${outcome.ok ? '' : ` ${outcome.error.code}`}`;
+      // The call line, written as JSON directly: it is on every call's path.
+      this.logs.appendLine(manifest.account, manifest.name, `{"t":${Date.now()},"requestId":${JSON.stringify(requestId)},"level":"call","message":${JSON.stringify(message)}}`);
+      if (!outcome.ok) respond(errorResponse(outcome.error, requestId, durationUs));
+      else respond({ status, headers: outcome.response.headers, body: outcome.response.body, requestId, durationUs });
+    };
+    const start = (instance: Instance) => {
+      started = performance.now();
+      instance.call(input, done);
+    };
+    let acquired: Instance | Promise<Instance>;
+    try {
+      acquired = this.instanceFor(manifest);
+    } catch (err) {
+      done({ ok: false, error: asServiceError(err) });
+      return;
     }
+    if (acquired instanceof Promise) acquired.then(start, (err: unknown) => done({ ok: false, error: asServiceError(err) }));
+    else start(acquired);
   }
 
-  private instanceFor(manifest: FunctionManifest): Promise<Instance> {
+  private instanceFor(manifest: FunctionManifest): Instance | Promise<Instance> {
     const runtime = this.runtimeFor(manifest.runtime);
     return this.pool.acquire(
       manifest,
@@ -269,10 +290,18 @@ export function responseHeaders(res: InvokeResponse): Record<string, string> {
   };
 }
 
+function functionKey(manifest: FunctionManifest): string {
+  return `${manifest.account}/${manifest.name}`;
+}
+
+function asServiceError(err: unknown): ServiceError {
+  return err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', `internal error: ${(err as Error)?.message ?? String(err)}`);
+}
+
 /** The JSON error body of SPEC §2: `{errorCode, message, requestId}` plus details (the user's `stack`; a deploy error's `key`, `file`, `line`). */
 export function errorResponse(err: unknown, requestId: string, durationUs: number): InvokeResponse {
-  const error = err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', `internal error: ${(err as Error)?.message ?? String(err)}`);
   if (!(err instanceof ServiceError)) console.error(`[islet] internal error in request ${requestId}:`, err);
+  const error = asServiceError(err);
   const body: Record<string, unknown> = { errorCode: error.code, message: error.message, requestId, ...error.details };
   return { status: error.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), requestId, durationUs };
 }

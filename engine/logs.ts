@@ -38,6 +38,11 @@ export class LogStore {
   }
 
   append(account: string, name: string, entry: LogEntry): void {
+    this.appendLine(account, name, JSON.stringify(entry));
+  }
+
+  /** Appends an entry already written as one line of JSON (a LogEntry). */
+  appendLine(account: string, name: string, line: string): void {
     const key = `${account}/${name}`;
     let batch = this.pending.get(key);
     if (!batch) {
@@ -45,7 +50,7 @@ export class LogStore {
       this.pending.set(key, batch);
     }
     if (batch.lines.length >= PENDING_LIMIT) batch.dropped++;
-    else batch.lines.push(JSON.stringify(entry));
+    else batch.lines.push(line);
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 

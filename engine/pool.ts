@@ -38,13 +38,16 @@ export class WarmPool {
     });
   }
 
-  /** A ready instance of this version, cold-starting one with `create` when none is warm. */
-  acquire(manifest: FunctionManifest, create: () => Promise<Instance>, isCurrent: () => boolean): Promise<Instance> {
+  /**
+   * A ready instance of this version: the warm one itself (no promise on the hot path), or a cold
+   * start with `create` when none is warm.
+   */
+  acquire(manifest: FunctionManifest, create: () => Promise<Instance>, isCurrent: () => boolean): Instance | Promise<Instance> {
     const key = versionKey(manifest);
     const warm = this.cache.get(key);
     if (warm && warm.state === 'ready') {
       this.hits++;
-      return Promise.resolve(warm);
+      return warm;
     }
     if (warm) this.cache.delete(key);
     this.misses++;

@@ -31,7 +31,8 @@ export interface Instance {
   readonly inflight: number;
   /** Memory this instance is estimated to hold, in MB (the warm cache's size unit). */
   readonly sizeMb: number;
-  call(input: CallInput): Promise<CallOutcome>;
+  /** Runs one call; `done` is called exactly once, with the handler's response or the error. */
+  call(input: CallInput, done: (outcome: CallOutcome) => void): void;
   /** Takes no new calls; disposed once the running ones finish. */
   retire(): void;
   /** Stops at once; running calls fail. */

@@ -8,8 +8,11 @@ export interface ResponseState {
   aborted: boolean;
 }
 
+const statusLines: string[] = [];
+
+/** `200 OK` and the like (status codes are checked to be 100–599 before they get here). */
 export function statusLine(status: number): string {
-  return `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+  return (statusLines[status] ??= `${status} ${STATUS_CODES[status] ?? 'Unknown'}`);
 }
 
 /**
@@ -26,16 +29,26 @@ export function writeResponse(
 ): void {
   if (state.aborted) return;
   res.cork(() => {
-    res.writeStatus(statusLine(status));
-    for (const name in headers) res.writeHeader(name, headers[name]!);
-    if (head) {
-      res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
-    } else if ((typeof body === 'string' ? body.length * 3 : body.byteLength) <= DIRECT_LIMIT) {
-      res.end(body);
-    } else {
-      streamBody(res, state, typeof body === 'string' ? Buffer.from(body) : body);
-    }
+    writeHead(res, status, headers);
+    writeBody(res, state, body, head);
   });
+}
+
+/** Writes the status line and headers (inside a cork). */
+export function writeHead(res: HttpResponse, status: number, headers: Record<string, string>): void {
+  res.writeStatus(statusLine(status));
+  for (const name in headers) res.writeHeader(name, headers[name]!);
+}
+
+/** Ends a response with its body (inside a cork, after the headers). */
+export function writeBody(res: HttpResponse, state: ResponseState, body: string | Uint8Array, head: boolean): void {
+  if (head) {
+    res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+  } else if ((typeof body === 'string' ? body.length * 3 : body.byteLength) <= DIRECT_LIMIT) {
+    res.end(body);
+  } else {
+    streamBody(res, state, typeof body === 'string' ? Buffer.from(body) : body);
+  }
 }
 
 /** Sends a large body respecting backpressure: the rest is written when the socket drains. */

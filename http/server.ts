@@ -1,10 +1,10 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { Engine, errorResponse, responseHeaders, type InvokeResponse } from '../engine/engine';
+import { Engine, errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { readBody, readHeaders } from './body';
 import { addManagementRoutes } from './management';
-import { writeResponse, type ResponseState } from './respond';
+import { writeBody, writeHead, writeResponse, type ResponseState } from './respond';
 import { loadUws } from './uws';
 
 export interface ServerOptions {
@@ -22,15 +22,7 @@ export interface RunningServer {
 
 const RUN_PREFIX = '/v2/run/';
 
-/** A request after routing, read fully from uWS (whose request object is only valid synchronously). */
-interface IncomingCall {
-  method: string;
-  accountId: string;
-  functionName: string;
-  path: string;
-  rawQuery: string;
-  headers: Record<string, string>;
-}
+const NO_BODY = Buffer.alloc(0);
 
 /** Starts the HTTP server: `/v2/run/…` invocations, the management API and `/healthz`. */
 export function startServer(options: ServerOptions): Promise<RunningServer> {
@@ -72,11 +64,19 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   });
 }
 
+/** Writes an invocation's response with its `X-Service-*` headers (SPEC §2). */
 function send(res: HttpResponse, state: ResponseState, response: InvokeResponse, head: boolean): void {
-  writeResponse(res, state, response.status, responseHeaders(response), response.body, head);
+  if (state.aborted) return;
+  res.cork(() => {
+    writeHead(res, response.status, response.headers);
+    res.writeHeader('X-Service-Request-ID', response.requestId);
+    res.writeHeader('X-Service-Duration-Usecs', response.durationUs.toFixed(3));
+    writeBody(res, state, response.body, head);
+  });
 }
 
-function readCall(req: HttpRequest): IncomingCall {
+/** Reads a call from uWS (whose request object is only valid synchronously); the body comes later. */
+function readCall(req: HttpRequest): InvokeRequest {
   const url = req.getUrl();
   const rest = url.slice(RUN_PREFIX.length);
   const slash = rest.indexOf('/');
@@ -90,9 +90,11 @@ function readCall(req: HttpRequest): IncomingCall {
     method: req.getMethod().toUpperCase(),
     accountId: safeDecode(accountId),
     functionName: safeDecode(functionName),
+    apiKey: headers['x-service-api-key'],
     path,
     rawQuery: req.getQuery() ?? '',
     headers,
+    body: NO_BODY,
   };
 }
 
@@ -115,9 +117,7 @@ function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest): void {
     send(res, state, { ...response, headers: { ...response.headers, connection: 'close' } }, head);
   };
   readBody(res, call.headers, limit, (body) => {
-    engine
-      .invoke({ ...call, apiKey: call.headers['x-service-api-key'], body })
-      .then((response) => send(res, state, response, head))
-      .catch((err: unknown) => send(res, state, errorResponse(err, newRequestId(), 0), head));
+    call.body = body;
+    engine.dispatch(call, (response) => send(res, state, response, head));
   }, tooLarge);
 }

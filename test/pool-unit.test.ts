@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { FunctionManifest } from '../engine/manifest';
 import { WarmPool } from '../engine/pool';
-import type { CallOutcome, Instance, InstanceState } from '../engine/runtime';
+import type { Instance, InstanceState } from '../engine/runtime';
 
 // The warm pool on its own, with instances that behave like real ones when retired.
 class FakeInstance implements Instance {
@@ -10,7 +10,7 @@ class FakeInstance implements Instance {
   sizeMb = 1;
   disposed = false;
   constructor(private readonly onDeath: (i: FakeInstance) => void) {}
-  call(): Promise<CallOutcome> {
+  call(): void {
     throw new Error('not used');
   }
   retire(): void {

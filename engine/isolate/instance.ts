@@ -22,7 +22,18 @@ export interface IsolateInstanceOptions {
   disposeOnTimeout?: boolean;
 }
 
-type Finish = (outcome: CallOutcome) => void;
+/** Calls sent into the isolate together: they share one timeout timer. */
+interface Batch {
+  ids: number[];
+  /** Calls of the batch not answered yet. */
+  left: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface RunningCall {
+  done: (outcome: CallOutcome) => void;
+  batch: Batch;
+}
 
 /** Result shapes produced by the sandboxes (engine/node8/sandbox/response.ts, python/sandbox); untrusted. */
 type RawResult = string | { t?: unknown; s?: unknown; h?: unknown; b?: unknown; c?: unknown; m?: unknown; k?: unknown };
@@ -41,9 +52,10 @@ export class IsolateInstance implements Instance {
   inflight = 0;
   sizeMb: number;
   private readonly timers = new Map<number, NodeJS.Timeout>();
-  /** Calls started and not answered yet, by id. */
-  private readonly running = new Map<number, Finish>();
-  private queue: { id: number; meta: string; raw: string | ArrayBuffer | undefined }[] = [];
+  /** Calls sent into the isolate and not answered yet, by id. */
+  private readonly running = new Map<number, RunningCall>();
+  /** Calls waiting for this turn's flush. */
+  private queue: { id: number; meta: string; raw: string | ArrayBuffer | undefined; done: (outcome: CallOutcome) => void }[] = [];
   private flushScheduled = false;
   private nextCallId = 1;
   private pendingOps = 0;
@@ -78,66 +90,91 @@ export class IsolateInstance implements Instance {
     return this.options.services.invoke(payload);
   }
 
-  call(input: CallInput): Promise<CallOutcome> {
-    if (this.state === 'dead') return Promise.resolve({ ok: false, error: this.deathError() });
+  call(input: CallInput, done: (outcome: CallOutcome) => void): void {
+    if (this.state === 'dead') {
+      done({ ok: false, error: this.deathError() });
+      return;
+    }
     this.inflight++;
     const id = this.nextCallId++;
     const meta = JSON.stringify({ i: input.requestId, m: input.method, p: input.path, q: input.rawQuery, h: input.headers });
     const body = input.body;
     const raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
-    return new Promise<CallOutcome>((resolve) => {
-      const finish: Finish = (outcome) => {
-        if (!this.running.delete(id)) return;
-        clearTimeout(timer);
-        this.inflight--;
-        resolve(outcome);
-        if (this.state === 'retired' && this.inflight === 0) this.dispose();
-      };
-      this.running.set(id, finish);
-      const timer = setTimeout(() => {
-        finish({ ok: false, error: new ServiceError('ERR_TIMEOUT', `the function ran longer than its timeout of ${this.options.timeoutMs} ms and was stopped`) });
-        this.onTimeout();
-      }, this.options.timeoutMs);
-      this.queue.push({ id, meta, raw });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(this.flush);
-      }
-    });
+    this.queue.push({ id, meta, raw, done });
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
+    }
   }
 
   /**
    * Sends the calls queued during this turn of the event loop into the isolate in one entry: under
-   * load, one thread hand-off serves many requests. Results of synchronous handlers come back with
-   * the entry; the others arrive through `deliver`.
+   * load, one thread hand-off (and one timeout timer) serves many requests. Results of synchronous
+   * handlers come back with the entry; the others arrive through `deliver`.
    */
   private readonly flush = (): void => {
     this.flushScheduled = false;
-    const batch = this.queue;
+    const queued = this.queue;
     this.queue = [];
-    if (this.state === 'dead' || batch.length === 0) return;
-    const metas = batch.map((c) => c.meta).join('\n');
+    if (queued.length === 0) return;
+    if (this.state === 'dead') {
+      for (const c of queued) this.settle(c.done, { ok: false, error: this.deathError() });
+      return;
+    }
+    const batch: Batch = { ids: [], left: queued.length, timer: undefined };
+    for (const c of queued) {
+      batch.ids.push(c.id);
+      this.running.set(c.id, { done: c.done, batch });
+    }
+    batch.timer = setTimeout(() => this.onBatchTimeout(batch), this.options.timeoutMs);
+    const metas = queued.map((c) => c.meta).join('\n');
     // Bodies go as arguments of their own: strings are copied as they are, bytes as one copy each
     // (a structured clone of an array of bodies would serialise every string again).
-    const bodies = batch.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : c.raw));
-    this.callRef.apply(undefined, [metas, batch.map((c) => c.id).join(','), ...bodies], { result: { copy: true } }).then(
+    const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : c.raw));
+    this.callRef.apply(undefined, [metas, batch.ids.join(','), ...bodies], { result: { copy: true } }).then(
       (results) => {
         const list = Array.isArray(results) ? (results as unknown[]) : [];
-        for (let i = 0; i < batch.length; i++) {
+        for (let i = 0; i < batch.ids.length; i++) {
           const result = list[i];
-          if (result !== 0) this.running.get(batch[i]!.id)?.(this.parseResult(result as RawResult));
+          if (result !== 0) this.finish(batch.ids[i]!, () => this.parseResult(result as RawResult));
         }
       },
       (err: unknown) => {
         const error = this.failure(err);
-        for (const c of batch) this.running.get(c.id)?.({ ok: false, error });
+        for (const id of batch.ids) this.finish(id, () => ({ ok: false, error }));
       },
     );
   };
 
+  /** Answers a running call once (later answers for the same id are ignored). */
+  private finish(id: number, outcome: () => CallOutcome): void {
+    const call = this.running.get(id);
+    if (!call) return;
+    this.running.delete(id);
+    if (--call.batch.left === 0) clearTimeout(call.batch.timer);
+    this.settle(call.done, outcome());
+  }
+
+  private settle(done: (outcome: CallOutcome) => void, outcome: CallOutcome): void {
+    this.inflight--;
+    done(outcome);
+    if (this.state === 'retired' && this.inflight === 0) this.dispose();
+  }
+
+  private onBatchTimeout(batch: Batch): void {
+    const error = new ServiceError('ERR_TIMEOUT', `the function ran longer than its timeout of ${this.options.timeoutMs} ms and was stopped`);
+    let timedOut = false;
+    for (const id of batch.ids) {
+      if (!this.running.has(id)) continue;
+      timedOut = true;
+      this.finish(id, () => ({ ok: false, error }));
+    }
+    if (timedOut) this.onTimeout();
+  }
+
   /** The result of a call whose handler returned a promise (sent by the sandbox when it settled). */
   deliver(id: number, result: unknown): void {
-    this.running.get(id)?.(this.parseResult(result as RawResult));
+    this.finish(id, () => this.parseResult(result as RawResult));
   }
 
   retire(): void {
@@ -163,7 +200,7 @@ export class IsolateInstance implements Instance {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     const error = this.deathError();
-    for (const finish of [...this.running.values()]) finish({ ok: false, error });
+    for (const id of [...this.running.keys()]) this.finish(id, () => ({ ok: false, error }));
     if (disposeIsolate && !this.isolate.isDisposed) {
       try {
         this.isolate.dispose();

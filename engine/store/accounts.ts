@@ -1,6 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readJsonFile, writeFileAtomic } from './fsutil';
 
 /**
@@ -25,7 +25,7 @@ export function isAccountId(value: string): boolean {
 }
 
 function digest(key: string): Buffer {
-  return createHash('sha256').update(key).digest();
+  return hash('sha256', key, 'buffer');
 }
 
 export class AccountStore {
