@@ -1,5 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { LogBatch } from './log-batch';
 
 /** One line of a function's logs: console output, or the summary of a call (`level: 'call'`). */
 export interface LogEntry {
@@ -18,17 +19,17 @@ export interface LogQuery {
 
 const FILE_LIMIT_BYTES = 1024 * 1024;
 const FLUSH_MS = 250;
-const PENDING_LIMIT = 10_000;
+/** A batch keeps its newest lines that fit one file (with room for the drop notice). */
+const BATCH_LIMIT_BYTES = FILE_LIMIT_BYTES - 512;
 
 /**
  * Per-function logs, kept on disk as JSON lines: `logs/<account>/<name>.log` plus one rotated
  * `.log.1`, so each function keeps at most ~2 MB. Writes are batched and appended every 250 ms;
- * a burst beyond what fits (10,000 lines or 1 MB per batch) drops the oldest lines of the batch
- * and records how many.
+ * a burst beyond what fits one file drops the oldest lines of the batch and records how many.
  */
 export class LogStore {
   private readonly root: string;
-  private readonly pending = new Map<string, { lines: string[]; dropped: number }>();
+  private readonly pending = new Map<string, LogBatch>();
   private readonly sizes = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
@@ -46,11 +47,10 @@ export class LogStore {
     const key = `${account}/${name}`;
     let batch = this.pending.get(key);
     if (!batch) {
-      batch = { lines: [], dropped: 0 };
+      batch = new LogBatch(BATCH_LIMIT_BYTES);
       this.pending.set(key, batch);
     }
-    if (batch.lines.length >= PENDING_LIMIT) batch.dropped++;
-    else batch.lines.push(line);
+    batch.add(line);
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
@@ -104,18 +104,13 @@ export class LogStore {
     return path.join(this.root, `${key}.log`);
   }
 
-  private async write(key: string, batch: { lines: string[]; dropped: number }): Promise<void> {
-    // A batch keeps its newest lines that fit one file, so a function's logs stay within two files.
-    let bytes = 0;
-    let first = batch.lines.length;
-    while (first > 0 && bytes + batch.lines[first - 1]!.length + 1 <= FILE_LIMIT_BYTES - 512) bytes += batch.lines[--first]!.length + 1;
-    const dropped = batch.dropped + first;
-    const lines = batch.lines.slice(first);
-    if (dropped) {
-      lines.push(JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${dropped} log lines dropped (more than fit in ${FLUSH_MS} ms)` }));
+  private async write(key: string, batch: LogBatch): Promise<void> {
+    let data = batch.take();
+    if (batch.dropped) {
+      const notice = JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than fit in ${FLUSH_MS} ms)` });
+      data = Buffer.concat([data, Buffer.from(`${notice}\n`)]);
     }
     const file = this.file(key);
-    const data = lines.join('\n') + '\n';
     try {
       await fsp.mkdir(path.dirname(file), { recursive: true });
       let size = this.sizes.get(key);
@@ -125,7 +120,7 @@ export class LogStore {
         size = 0;
       }
       await fsp.appendFile(file, data);
-      this.sizes.set(key, size + Buffer.byteLength(data));
+      this.sizes.set(key, size + data.length);
     } catch {
       // Logs are best effort: a full disk must not fail invocations.
     }
