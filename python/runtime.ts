@@ -119,7 +119,7 @@ export class PythonRuntime implements Runtime {
       const files: Record<string, ArrayBuffer> = {};
       for (const rel of manifest.files) files[rel] = toArrayBuffer(await fsp.readFile(path.join(codeDir, rel)));
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, runtime: manifest.runtime });
-      await blank.initRef.apply(undefined, [config, new ivm.ExternalCopy(files).copyInto({ release: true })], { timeout: timeoutMs });
+      await instance.untilDeath(blank.initRef.apply(undefined, [config, new ivm.ExternalCopy(files).copyInto({ release: true })], { timeout: timeoutMs }));
       const heap = isolate.getHeapStatisticsSync();
       // The interpreter's WebAssembly memory starts at the snapshot's size and is not in the heap figures.
       instance.sizeMb = Math.ceil((heap.total_heap_size + heap.externally_allocated_size + assets.snapshotBytes) / (1024 * 1024));

@@ -26,6 +26,7 @@ t.before(async () => {
       { name: 'timer_flood', folder: probes, entrypoint: 'timerFlood' },
       { name: 'huge_string', folder: probes, entrypoint: 'hugeString' },
     ],
+    refused: [{ name: 'oom_init', folder: fixture('oom-init-node8'), entrypoint: 'hello' }],
   });
 });
 t.teardown(() => s.stop());
@@ -84,6 +85,14 @@ for (const name of ['buffer_alloc', 'array_alloc', 'grow_alloc']) {
     t.equal(((await again.json()) as { errorCode: string }).errorCode, 'ERR_RESOURCE_LIMIT');
   });
 }
+
+t.test('module code that hits a fatal out-of-memory fails its deploy with a clear error, and the server starts', async (t) => {
+  // Before the fix the deploy waited forever: the parked thread never settles the load.
+  const refused = s.refused.oom_init;
+  t.equal(refused?.code, 'ERR_INVALID_FUNCTION');
+  t.match(refused?.message, /oom_init: loading function\.js went over the memory limit/);
+  t.equal((await s.call('oom_init')).status, 404, 'nothing was deployed');
+});
 
 t.test('after all of that, the process is still healthy and serving', async (t) => {
   const res = await s.call('ok');

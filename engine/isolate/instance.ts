@@ -60,6 +60,7 @@ export class IsolateInstance implements Instance {
   private nextCallId = 1;
   private pendingOps = 0;
   private deathCause: 'memory' | 'timeout' | 'disposed' | undefined;
+  private readonly deathWatchers = new Set<(error: Error) => void>();
 
   private readonly callRef: ivm.Reference<unknown>;
   private readonly fireRef: ivm.Reference<unknown>;
@@ -74,6 +75,28 @@ export class IsolateInstance implements Instance {
     this.fireRef = blank.fireRef;
     this.sizeMb = 1;
     blank.bridge.target = this;
+  }
+
+  /**
+   * `work` (an entry into this isolate outside calls, such as loading the code), rejected with the
+   * death's error if the instance dies first: after a fatal out-of-memory the entry never settles.
+   */
+  untilDeath<T>(work: Promise<T>): Promise<T> {
+    if (this.state === 'dead') return Promise.reject(this.deathError());
+    return new Promise<T>((resolve, reject) => {
+      this.deathWatchers.add(reject);
+      const settle = () => this.deathWatchers.delete(reject);
+      work.then(
+        (value) => {
+          settle();
+          resolve(value);
+        },
+        (err: unknown) => {
+          settle();
+          reject(err);
+        },
+      );
+    });
   }
 
   /** Appends a line to this function's logs (from the sandbox's console). */
@@ -201,6 +224,9 @@ export class IsolateInstance implements Instance {
     this.timers.clear();
     const error = this.deathError();
     for (const id of [...this.running.keys()]) this.finish(id, () => ({ ok: false, error }));
+    // A plain Error, so a load that dies is reported like any load failure (loadError).
+    for (const reject of [...this.deathWatchers]) reject(new Error(error.message));
+    this.deathWatchers.clear();
     if (disposeIsolate && !this.isolate.isDisposed) {
       try {
         this.isolate.dispose();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { promises as fsp, readFileSync } from 'node:fs';
+import { promises as fsp, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
 import { LRUCache } from 'lru-cache';
@@ -26,6 +26,9 @@ const SYNC_COMPILE_MAX_CHARS = 64 * 1024;
 
 /** Delay before building the next spare isolate (about 2 ms of main-thread work). */
 const REFILL_DELAY_MS = 5;
+
+/** Entry files up to this size are read synchronously (a local read of a small file). */
+const SYNC_READ_MAX_BYTES = 256 * 1024;
 
 interface CompiledMain {
   wrapper: string;
@@ -98,7 +101,9 @@ export class Node8Runtime implements Runtime {
     try {
       const main = await this.compileMain(blank.isolate, blank.context, manifest, codeDir, timeoutMs);
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, files: manifest.files, main: manifest.file, entrypoint: manifest.entrypoint });
-      await blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs });
+      // Module code runs on the isolate's thread, never this one: a fatal out-of-memory parks the
+      // thread it happens on for good.
+      await instance.untilDeath(blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs }));
       instance.sizeMb = estimateSizeMb(blank.isolate);
       return instance;
     } catch (err) {
@@ -131,16 +136,34 @@ export class Node8Runtime implements Runtime {
   }
 
   private async mainFor(manifest: FunctionManifest, codeDir: string): Promise<CompiledMain> {
-    const key = `${manifest.contentHash}/${manifest.file}`;
+    const key = mainKey(manifest);
     const known = this.mains.get(key);
     if (known) return known;
-    const source = (await fsp.readFile(path.join(codeDir, manifest.file), 'utf8')).replace(/^#!.*/, '');
+    const source = (await readSmallFileFast(path.join(codeDir, manifest.file)).then((b) => b!.toString('utf8'))).replace(/^#!.*/, '');
     const wrapper = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
     const cacheFile = path.join(this.options.cacheDir, `${createHash('sha256').update(process.versions.v8).update('\0').update(wrapper).digest('hex').slice(0, 40)}.v8cache`);
-    const bytes = await fsp.readFile(cacheFile).catch(() => undefined);
+    const bytes = await readSmallFileFast(cacheFile, true);
     const main: CompiledMain = { wrapper, cacheFile, cache: bytes ? new ivm.ExternalCopy(toArrayBuffer(bytes)) : undefined, cacheBytes: bytes?.byteLength ?? 0 };
     this.mains.set(key, main);
     return main;
+  }
+}
+
+function mainKey(manifest: FunctionManifest): string {
+  return `${manifest.contentHash}/${manifest.file}`;
+}
+
+/**
+ * Reads a file, synchronously when it is small (a cold start then waits for no thread-pool round
+ * trip). With `optional`, a missing or unreadable file gives undefined.
+ */
+async function readSmallFileFast(file: string, optional = false): Promise<Buffer | undefined> {
+  try {
+    if (statSync(file).size <= SYNC_READ_MAX_BYTES) return readFileSync(file);
+    return await fsp.readFile(file);
+  } catch (err) {
+    if (optional) return undefined;
+    throw err;
   }
 }
 

@@ -13,6 +13,8 @@ import { TEST_CACHE } from './server';
 export interface ChildConfig {
   limits?: Record<string, number>;
   deploys: { name: string; folder: string; entrypoint: string; extra?: Record<string, unknown> }[];
+  /** Deploys expected to be refused: their errors are reported in the ready line as `refused`. */
+  refused?: { name: string; folder: string; entrypoint: string }[];
 }
 
 async function main(): Promise<void> {
@@ -23,8 +25,15 @@ async function main(): Promise<void> {
   for (const d of config.deploys) {
     await engine.deploy(accountId, { name: d.name, runtime: 'node8', file: 'function.js', entrypoint: d.entrypoint, env: {}, ...d.extra }, { dir: d.folder });
   }
+  const refused: Record<string, { code: string; message: string }> = {};
+  for (const d of config.refused ?? []) {
+    await engine.deploy(accountId, { name: d.name, runtime: 'node8', file: 'function.js', entrypoint: d.entrypoint, env: {} }, { dir: d.folder }).then(
+      () => undefined,
+      (err: { code: string; message: string }) => (refused[d.name] = { code: err.code, message: err.message }),
+    );
+  }
   const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
-  process.stdout.write(`${JSON.stringify({ url: server.url, accountId, apiKey, dataDir })}\n`);
+  process.stdout.write(`${JSON.stringify({ url: server.url, accountId, apiKey, dataDir, refused })}\n`);
 }
 
 main().catch((err: unknown) => {

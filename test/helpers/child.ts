@@ -7,6 +7,8 @@ export interface ChildServer {
   accountId: string;
   apiKey: string;
   process: ChildProcess;
+  /** Errors of the config's `refused` deploys, by name. */
+  refused: Record<string, { code: string; message: string }>;
   call(name: string, init?: { method?: string; body?: string; key?: string | null }): Promise<Response>;
   stop(): void;
 }
@@ -24,7 +26,7 @@ export function startChildServer(config: ChildConfig): Promise<ChildServer> {
       out += chunk.toString();
       const line = out.split('\n')[0];
       if (!out.includes('\n') || !line) return;
-      const info = JSON.parse(line) as { url: string; accountId: string; apiKey: string };
+      const info = JSON.parse(line) as { url: string; accountId: string; apiKey: string; refused: Record<string, { code: string; message: string }> };
       child.removeAllListeners('exit');
       resolve({
         ...info,
