@@ -89,6 +89,7 @@ export class Engine {
       defaultMemoryMb: this.limits.memoryMb,
       responseBodyBytes: this.limits.responseBodyBytes,
       onInstanceDeath: (instance: Instance) => this.pool.forget(instance),
+      onInstanceSized: (instance: Instance) => this.pool.resize(instance),
     };
     this.runtimes.set('node8', new Node8Runtime({ ...common, cacheDir: path.join(cacheDir, 'node8') }));
     this.runtimes.set('python2', new PythonRuntime({ ...common, cacheDir }));

@@ -23,6 +23,8 @@ export class WarmPool {
   private readonly cache: LRUCache<string, Instance>;
   private readonly keys = new WeakMap<Instance, string>();
   private readonly loading = new Map<string, Promise<Instance>>();
+  /** The instance being re-entered by resize(): its removal must not retire it. */
+  private resizing: Instance | undefined;
   private hits = 0;
   private misses = 0;
   private coldStarts = 0;
@@ -34,7 +36,9 @@ export class WarmPool {
       sizeCalculation: (instance) => Math.max(1, Math.ceil(instance.sizeMb)),
       // After removal, not during it: retiring an idle instance disposes it at once, and its death
       // comes back here through forget(), which must find the cache in a consistent state.
-      disposeAfter: (instance) => instance.retire(),
+      disposeAfter: (instance) => {
+        if (instance !== this.resizing) instance.retire();
+      },
     });
   }
 
@@ -72,6 +76,19 @@ export class WarmPool {
   forget(instance: Instance): void {
     const key = this.keys.get(instance);
     if (key !== undefined && this.cache.peek(key) === instance) this.cache.delete(key);
+  }
+
+  /** Counts an instance's new `sizeMb` (lru-cache sizes an entry only when it is set). */
+  resize(instance: Instance): void {
+    const key = this.keys.get(instance);
+    if (key === undefined || this.cache.peek(key) !== instance) return;
+    this.resizing = instance;
+    try {
+      this.cache.delete(key);
+    } finally {
+      this.resizing = undefined;
+    }
+    this.cache.set(key, instance);
   }
 
   /** Retires the warm instance of a version (after a redeploy or removal). */

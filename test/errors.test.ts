@@ -67,6 +67,20 @@ t.test('500 ERR_FUNCTION_FAILED: the user error with the user stack only', async
   t.notMatch(body.stack, /islet:runtime|dist\/engine|node:internal|isolated-vm/, 'no host frames');
 });
 
+t.test('500 ERR_FUNCTION_FAILED: module code that fails on a cold start answers its own error, every time', async (t) => {
+  // Deployed (and validated) while it still loads; its first call comes after it stopped loading.
+  const failAfter = Date.now() + 300;
+  await s.deploy('late_failure', fixture('late-failure-node8'), 'hello', { env: { FAIL_AFTER: String(failAfter) } });
+  await new Promise((r) => setTimeout(r, Math.max(0, failAfter - Date.now()) + 20));
+  const answers = await Promise.all([s.call('late_failure'), s.call('late_failure')]);
+  for (const res of [...answers, await s.call('late_failure')]) {
+    const body = await expectError(t, res, 500, 'ERR_FUNCTION_FAILED');
+    t.match(body.message, /module code failed on a later cold start/, 'the error thrown by the module, not a missing handler');
+    t.match(body.stack, /RangeError: module code failed on a later cold start\n\s+at .*\/function\.js:4/);
+  }
+  t.equal((await s.call('ok')).status, 200, 'other functions are untouched');
+});
+
 t.test('500 ERR_RESOURCE_LIMIT: over the memory limit', async (t) => {
   await expectError(t, await s.call('buffer_alloc'), 500, 'ERR_RESOURCE_LIMIT');
 });

@@ -75,3 +75,17 @@ t.test('the cache is also bounded by the instances\' size', async (t) => {
   t.ok(pool.stats().warmMb <= 3, `${pool.stats().warmMb} MB`);
   t.equal(made.filter((i) => !i.disposed).length, pool.stats().warm);
 });
+
+t.test('a size known only after loading is counted without retiring the instance, and evicts others to fit', async (t) => {
+  const pool = new WarmPool(100, 4);
+  const made: FakeInstance[] = [];
+  await fill(pool, ['a', 'b', 'c'], made);
+  t.equal(pool.stats().warmMb, 3);
+  made[2]!.sizeMb = 3;
+  pool.resize(made[2]!);
+  t.equal(made[2]!.state, 'ready', 'the resized instance keeps serving');
+  t.equal(pool.stats().warmMb, 4, 'its new size is counted');
+  t.same(made.map((i) => i.disposed), [true, false, false], 'the least recently used made room');
+  pool.resize(made[0]!);
+  t.equal(pool.stats().warm, 2, 'resizing an instance no longer cached changes nothing');
+});

@@ -61,6 +61,9 @@ export class IsolateInstance implements Instance {
   private pendingOps = 0;
   private deathCause: 'memory' | 'timeout' | 'disposed' | undefined;
   private readonly deathWatchers = new Set<(error: Error) => void>();
+  /** Set while the version's code is still loading in the isolate (see loadInBackground). */
+  private loading: Promise<void> | undefined;
+  private loadFailure: ServiceError | undefined;
 
   private readonly callRef: ivm.Reference<unknown>;
   private readonly fireRef: ivm.Reference<unknown>;
@@ -97,6 +100,25 @@ export class IsolateInstance implements Instance {
         },
       );
     });
+  }
+
+  /**
+   * Takes calls while the version's code is still loading: their entry queues behind the load on
+   * the isolate's thread, so a cold start wakes that thread once instead of twice. Call timeouts
+   * start when the load is done. If it fails, every call answers `failure(err)` and the instance
+   * dies.
+   */
+  loadInBackground(load: Promise<void>, failure: (err: unknown) => ServiceError): void {
+    this.loading = load.then(
+      () => {
+        this.loading = undefined;
+      },
+      (err: unknown) => {
+        this.loadFailure ??= failure(err);
+        this.loading = undefined;
+        this.die('disposed');
+      },
+    );
   }
 
   /** Appends a line to this function's logs (from the sandbox's console). */
@@ -149,12 +171,19 @@ export class IsolateInstance implements Instance {
       batch.ids.push(c.id);
       this.running.set(c.id, { done: c.done, batch });
     }
-    batch.timer = setTimeout(() => this.onBatchTimeout(batch), this.options.timeoutMs);
+    const armTimer = () => {
+      if (batch.left > 0) batch.timer = setTimeout(() => this.onBatchTimeout(batch), this.options.timeoutMs);
+    };
+    if (this.loading) void this.loading.then(armTimer);
+    else armTimer();
     const metas = queued.map((c) => c.meta).join('\n');
     // Bodies go as arguments of their own: strings are copied as they are, bytes as one copy each
     // (a structured clone of an array of bodies would serialise every string again).
     const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : c.raw));
-    this.callRef.apply(undefined, [metas, batch.ids.join(','), ...bodies], { result: { copy: true } }).then(
+    const loading = this.loading;
+    const entry = this.callRef.apply(undefined, [metas, batch.ids.join(','), ...bodies], { result: { copy: true } });
+    // A failed load answers the batch first (its calls found no handler).
+    (loading ? loading.then(() => entry) : entry).then(
       (results) => {
         const list = Array.isArray(results) ? (results as unknown[]) : [];
         for (let i = 0; i < batch.ids.length; i++) {
@@ -238,6 +267,7 @@ export class IsolateInstance implements Instance {
   }
 
   private deathError(): ServiceError {
+    if (this.loadFailure) return this.loadFailure;
     if (this.deathCause === 'memory') return new ServiceError('ERR_RESOURCE_LIMIT', 'the function instance went over its memory limit and was discarded');
     if (this.deathCause === 'timeout') return new ServiceError('ERR_TIMEOUT', 'the function instance was stopped because a call on it ran past its timeout');
     return new ServiceError('ERR_INTERNAL', 'the function instance was stopped');

@@ -17,6 +17,8 @@ export interface Node8RuntimeOptions {
   cacheDir: string;
   /** Told when an instance dies on its own (memory limit, timeout) so the warm cache drops it. */
   onInstanceDeath(instance: Instance): void;
+  /** Told when an instance's size is known (after its code loaded) so the warm cache counts it. */
+  onInstanceSized(instance: Instance): void;
 }
 
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
@@ -52,12 +54,13 @@ export class Node8Runtime implements Runtime {
     this.sandbox = { source: readFileSync(SANDBOX_FILE, 'utf8') };
   }
 
+  /** The instance takes calls at once; its module code runs ahead of them on the isolate's thread. */
   async createInstance(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<Instance> {
-    return this.load(manifest, codeDir, services, manifest.timeoutMs ?? this.options.defaultTimeoutMs);
+    return this.load(manifest, codeDir, services, manifest.timeoutMs ?? this.options.defaultTimeoutMs, 'background');
   }
 
   validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void> {
-    return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS)));
+    return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS), 'wait'));
   }
 
   close(): void {
@@ -88,7 +91,11 @@ export class Node8Runtime implements Runtime {
     this.refill.unref();
   }
 
-  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number): Promise<IsolateInstance> {
+  /**
+   * Compiles the entry file and runs the module code in a blank isolate. With 'wait' the instance
+   * is returned once the code has loaded; with 'background' at once (see loadInBackground).
+   */
+  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number, mode: 'wait' | 'background'): Promise<IsolateInstance> {
     const blank = this.takeBlank(manifest.memoryMb ?? this.options.defaultMemoryMb);
     const files = new Set(manifest.files);
     const instance = new IsolateInstance(blank, {
@@ -103,8 +110,23 @@ export class Node8Runtime implements Runtime {
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, files: manifest.files, main: manifest.file, entrypoint: manifest.entrypoint });
       // Module code runs on the isolate's thread, never this one: a fatal out-of-memory parks the
       // thread it happens on for good.
-      await instance.untilDeath(blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs }));
-      instance.sizeMb = estimateSizeMb(blank.isolate);
+      const loaded = instance.untilDeath(blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs })).then(() => undefined);
+      if (mode === 'background') {
+        instance.loadInBackground(loaded, (err) => loadError(err, manifest, timeoutMs));
+        // Asynchronously: the isolate is busy with the first calls, and a synchronous read would
+        // wait for them on this thread.
+        void loaded.then(() => blank.isolate.getHeapStatistics()).then(
+          (stats) => {
+            instance.sizeMb = sizeMbOf(stats);
+            this.options.onInstanceSized(instance);
+          },
+          () => undefined,
+        );
+        return instance;
+      }
+      await loaded;
+      instance.sizeMb = sizeMbOf(blank.isolate.getHeapStatisticsSync());
+      await loaded;
       return instance;
     } catch (err) {
       instance.dispose();
@@ -167,8 +189,7 @@ async function readSmallFileFast(file: string, optional = false): Promise<Buffer
   }
 }
 
-function estimateSizeMb(isolate: ivm.Isolate): number {
-  const stats = isolate.getHeapStatisticsSync();
+function sizeMbOf(stats: ivm.HeapStatistics): number {
   return Math.max(1, Math.ceil((stats.total_heap_size + stats.externally_allocated_size) / (1024 * 1024)));
 }
 
