@@ -1,6 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { LogBatch } from './log-batch';
+import { LogArena, type DrainedLog } from './log-arena';
 
 /** One line of a function's logs: console output, or the summary of a call (`level: 'call'`). */
 export interface LogEntry {
@@ -19,17 +19,23 @@ export interface LogQuery {
 
 const FILE_LIMIT_BYTES = 1024 * 1024;
 const FLUSH_MS = 250;
-/** A batch keeps its newest lines that fit one file (with room for the drop notice). */
+/** A batch keeps each function's newest lines that fit one file (with room for the drop notice). */
 const BATCH_LIMIT_BYTES = FILE_LIMIT_BYTES - 512;
+/** Pending lines of all functions together; a full arena is written at once. */
+const ARENA_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
  * Per-function logs, kept on disk as JSON lines: `logs/<account>/<name>.log` plus one rotated
- * `.log.1`, so each function keeps at most ~2 MB. Writes are batched and appended every 250 ms;
- * a burst beyond what fits one file drops the oldest lines of the batch and records how many.
+ * `.log.1`, so each function keeps at most ~2 MB. Writes are batched and appended every 250 ms
+ * (sooner when 8 MB are pending); a function's burst beyond what fits one file drops the oldest
+ * lines of its batch and records how many.
  */
 export class LogStore {
   private readonly root: string;
-  private readonly pending = new Map<string, LogBatch>();
+  private readonly pending = new LogArena(ARENA_MAX_BYTES, BATCH_LIMIT_BYTES);
+  /** Function keys (`account/name`) by the number the arena knows them by, and back. */
+  private readonly keyIds = new Map<string, number>();
+  private readonly keys: string[] = [];
   private readonly sizes = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
@@ -45,12 +51,16 @@ export class LogStore {
   /** Appends an entry already written as one line of JSON (a LogEntry). */
   appendLine(account: string, name: string, line: string): void {
     const key = `${account}/${name}`;
-    let batch = this.pending.get(key);
-    if (!batch) {
-      batch = new LogBatch(BATCH_LIMIT_BYTES);
-      this.pending.set(key, batch);
+    let id = this.keyIds.get(key);
+    if (id === undefined) {
+      id = this.keys.push(key) - 1;
+      this.keyIds.set(key, id);
     }
-    batch.add(line);
+    if (!this.pending.add(id, line)) {
+      // Full: write what is pending now. (Lines are far smaller than the arena, so this one fits.)
+      void this.flush();
+      this.pending.add(id, line);
+    }
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
@@ -58,10 +68,9 @@ export class LogStore {
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const batches = [...this.pending];
-    this.pending.clear();
+    const batches = this.pending.drain();
     this.flushing = this.flushing.then(async () => {
-      for (const [key, batch] of batches) await this.write(key, batch);
+      for (const [id, batch] of batches) await this.write(this.keys[id]!, batch);
     });
     return this.flushing;
   }
@@ -92,8 +101,7 @@ export class LogStore {
 
   async remove(account: string, name: string): Promise<void> {
     const key = `${account}/${name}`;
-    this.pending.delete(key);
-    await this.flushing;
+    await this.flush();
     const file = this.file(key);
     this.sizes.delete(key);
     await fsp.rm(file, { force: true });
@@ -104,8 +112,8 @@ export class LogStore {
     return path.join(this.root, `${key}.log`);
   }
 
-  private async write(key: string, batch: LogBatch): Promise<void> {
-    let data = batch.take();
+  private async write(key: string, batch: DrainedLog): Promise<void> {
+    let data = batch.data;
     if (batch.dropped) {
       const notice = JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than fit in ${FLUSH_MS} ms)` });
       data = Buffer.concat([data, Buffer.from(`${notice}\n`)]);

@@ -1,0 +1,47 @@
+import t from 'tap';
+import { LogArena } from '../engine/log-arena';
+
+// The pending-log arena on its own: what each function's write gets, and what a burst drops.
+
+const text = (arena: LogArena) => new Map([...arena.drain()].map(([key, d]) => [key, { text: d.data.toString('utf8'), dropped: d.dropped }]));
+
+t.test('lines come back per function, in order, UTF-8 intact', async (t) => {
+  const arena = new LogArena(1024 * 1024, 1024 * 1024);
+  arena.add(1, '{"a":1}');
+  arena.add(2, '{"other":true}');
+  arena.add(1, '{"b":"é ✓ 🙂"}');
+  const out = text(arena);
+  t.same(out.get(1), { text: '{"a":1}\n{"b":"é ✓ 🙂"}\n', dropped: 0 });
+  t.same(out.get(2), { text: '{"other":true}\n', dropped: 0 });
+  t.ok(arena.isEmpty, 'drained');
+});
+
+t.test('a function over its limit keeps its newest lines and counts the rest; others keep all of theirs', async (t) => {
+  const perKey = 64 * 1024;
+  const arena = new LogArena(8 * 1024 * 1024, perKey);
+  const total = 5000;
+  for (let i = 0; i < total; i++) {
+    arena.add(7, JSON.stringify({ n: i, pad: 'x'.repeat(40) }));
+    if (i % 100 === 0) arena.add(8, JSON.stringify({ quiet: i }));
+  }
+  const out = arena.drain();
+  const noisy = out.get(7)!;
+  const lines = noisy.data.toString('utf8').split('\n').filter(Boolean);
+  t.ok(noisy.data.length <= perKey, 'within the limit');
+  t.equal(JSON.parse(lines[lines.length - 1]!).n, total - 1, 'the newest line is kept');
+  t.equal(JSON.parse(lines[0]!).n, noisy.dropped, 'the dropped ones are the oldest');
+  t.equal(lines.length + noisy.dropped, total, 'every line is kept or counted');
+  t.equal(out.get(8)!.dropped, 0);
+  t.equal(out.get(8)!.data.toString('utf8').split('\n').filter(Boolean).length, 50);
+});
+
+t.test('the arena grows to its maximum, then refuses, and is reused after a drain', async (t) => {
+  const arena = new LogArena(512 * 1024, 1024 * 1024);
+  const line = JSON.stringify({ s: 'y'.repeat(1000) });
+  let added = 0;
+  while (arena.add(1, line)) added++;
+  t.ok(added > 400 && added < 520, `about 512 KB of lines fit (${added})`);
+  t.equal(text(arena).get(1)!.text.split('\n').filter(Boolean).length, added, 'all of them drained');
+  t.ok(arena.add(1, '{"after":1}'), 'room again');
+  t.same(text(arena).get(1), { text: '{"after":1}\n', dropped: 0 }, 'nothing of the earlier batch is left');
+});
