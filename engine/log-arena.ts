@@ -29,10 +29,6 @@ export class LogArena {
     private readonly perKeyLimitBytes: number,
   ) {}
 
-  get isEmpty(): boolean {
-    return this.count === 0;
-  }
-
   /** Appends a line for `key`; false when the arena is full (drain it, then add again). */
   add(key: number, line: string): boolean {
     const room = line.length * 3 + 1;
