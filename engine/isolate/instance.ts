@@ -209,7 +209,12 @@ export class IsolateInstance implements Instance {
 
   private settle(done: (outcome: CallOutcome) => void, outcome: CallOutcome): void {
     this.inflight--;
-    done(outcome);
+    try {
+      done(outcome);
+    } catch (err) {
+      // A failure while answering one call must not leave the rest of its batch unanswered.
+      console.error('[islet] internal error while answering a call:', err);
+    }
     if (this.state === 'retired' && this.inflight === 0) this.dispose();
   }
 
