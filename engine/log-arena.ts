@@ -3,12 +3,8 @@ const INITIAL_LINES = 4096;
 
 /** What one function's pending lines come to when the arena is drained. */
 export interface DrainedLog {
-  /**
-   * Newline-terminated JSON lines, oldest first, as views into the arena's memory: valid until
-   * the arena takes lines again.
-   */
-  parts: Buffer[];
-  size: number;
+  /** Newline-terminated JSON lines, oldest first (a copy: the arena is reused). */
+  data: Buffer;
   /** Lines left out to keep the function within `perKeyLimitBytes`. */
   dropped: number;
 }
@@ -17,10 +13,7 @@ export interface DrainedLog {
  * Log lines of every function waiting for the next write, as UTF-8 in one buffer that is reused
  * from write to write. A line's string dies at once: kept as strings until the write, call lines
  * lived through several garbage collections and made the collector's pauses the slowest part of
- * a call. Nothing is allocated per write either: fresh buffers (one per function, or one copy per
- * write) made V8 start old-generation marking often, and scavenges during marking promote what
- * they copy, which made them several times slower. Drained lines are written from views into the
- * arena, so a drained arena must not take lines until its writes are done (LogStore alternates two).
+ * a call; one buffer per function instead left garbage ArrayBuffers that V8 was slow to reclaim.
  */
 export class LogArena {
   private bytes = Buffer.allocUnsafeSlow(INITIAL_BYTES);
@@ -71,18 +64,22 @@ export class LogArena {
         k.oldest = i;
       } else k.dropped++;
     }
-    // Oldest to newest: each key's kept lines, a run of adjacent lines at a time.
-    const runs = new Map<number, { parts: Buffer[]; start: number; end: number }>();
+    // Oldest to newest: copy each key's kept lines, a run of adjacent lines at a time.
+    const runs = new Map<number, { data: Buffer; offset: number; start: number; end: number }>();
+    const copyRun = (run: { data: Buffer; offset: number; start: number; end: number }) => {
+      run.offset += this.bytes.copy(run.data, run.offset, run.start, run.end);
+    };
     for (let i = 0; i < this.count; i++) {
       const key = lines[i * 3]!;
-      if (i < kept.get(key)!.oldest) continue;
+      const k = kept.get(key)!;
+      if (i < k.oldest) continue;
       const start = lines[i * 3 + 1]!;
       const end = lines[i * 3 + 2]!;
       const run = runs.get(key);
-      if (!run) runs.set(key, { parts: [], start, end });
+      if (!run) runs.set(key, { data: Buffer.allocUnsafe(k.size), offset: 0, start, end });
       else if (run.end === start) run.end = end;
       else {
-        run.parts.push(this.bytes.subarray(run.start, run.end));
+        copyRun(run);
         run.start = start;
         run.end = end;
       }
@@ -90,8 +87,8 @@ export class LogArena {
     const out = new Map<number, DrainedLog>();
     for (const [key, k] of kept) {
       const run = runs.get(key);
-      if (run) run.parts.push(this.bytes.subarray(run.start, run.end));
-      out.set(key, { parts: run ? run.parts : [], size: k.size, dropped: k.dropped });
+      if (run) copyRun(run);
+      out.set(key, { data: run ? run.data : Buffer.alloc(0), dropped: k.dropped });
     }
     this.used = 0;
     this.count = 0;

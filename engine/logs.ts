@@ -32,11 +32,7 @@ const ARENA_MAX_BYTES = 8 * 1024 * 1024;
  */
 export class LogStore {
   private readonly root: string;
-  /** Takes new lines; the other arena is being written (they swap at each write). */
-  private pending = new LogArena(ARENA_MAX_BYTES, BATCH_LIMIT_BYTES);
-  private drained = new LogArena(ARENA_MAX_BYTES, BATCH_LIMIT_BYTES);
-  /** Lines that found the arena full while the other was still being written, by key. */
-  private readonly lost = new Map<number, number>();
+  private readonly pending = new LogArena(ARENA_MAX_BYTES, BATCH_LIMIT_BYTES);
   /** Function keys (`account/name`) by the number the arena knows them by, and back. */
   private readonly keyIds = new Map<string, number>();
   private readonly keys: string[] = [];
@@ -61,9 +57,9 @@ export class LogStore {
       this.keyIds.set(key, id);
     }
     if (!this.pending.add(id, line)) {
-      // Full (8 MB in less than 250 ms): write it as soon as the last write is done.
-      this.lost.set(id, (this.lost.get(id) ?? 0) + 1);
+      // Full: write what is pending now. (Lines are far smaller than the arena, so this one fits.)
       void this.flush();
+      this.pending.add(id, line);
     }
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
@@ -72,23 +68,11 @@ export class LogStore {
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.flushing = this.flushing.then(() => this.writePending());
+    const batches = this.pending.drain();
+    this.flushing = this.flushing.then(async () => {
+      for (const [id, batch] of batches) await this.write(this.keys[id]!, batch);
+    });
     return this.flushing;
-  }
-
-  /** Swaps the arenas (the last write is done) and writes what was pending, per function. */
-  private async writePending(): Promise<void> {
-    const full = this.pending;
-    this.pending = this.drained;
-    this.drained = full;
-    const batches = full.drain();
-    for (const [id, count] of this.lost) {
-      const batch = batches.get(id) ?? { parts: [], size: 0, dropped: 0 };
-      batch.dropped += count;
-      batches.set(id, batch);
-    }
-    this.lost.clear();
-    for (const [id, batch] of batches) await this.write(this.keys[id]!, batch);
   }
 
   async read(account: string, name: string, query: LogQuery = {}): Promise<LogEntry[]> {
@@ -129,29 +113,22 @@ export class LogStore {
   }
 
   private async write(key: string, batch: DrainedLog): Promise<void> {
-    const parts = batch.parts;
-    let size = batch.size;
+    let data = batch.data;
     if (batch.dropped) {
-      const notice = Buffer.from(`${JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than fit in ${FLUSH_MS} ms)` })}\n`);
-      parts.push(notice);
-      size += notice.length;
+      const notice = JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than fit in ${FLUSH_MS} ms)` });
+      data = Buffer.concat([data, Buffer.from(`${notice}\n`)]);
     }
     const file = this.file(key);
     try {
       await fsp.mkdir(path.dirname(file), { recursive: true });
-      let fileSize = this.sizes.get(key);
-      if (fileSize === undefined) fileSize = await fsp.stat(file).then((s) => s.size, () => 0);
-      if (fileSize + size > FILE_LIMIT_BYTES) {
+      let size = this.sizes.get(key);
+      if (size === undefined) size = await fsp.stat(file).then((s) => s.size, () => 0);
+      if (size + data.length > FILE_LIMIT_BYTES) {
         await fsp.rename(file, `${file}.1`).catch(() => undefined);
-        fileSize = 0;
+        size = 0;
       }
-      const handle = await fsp.open(file, 'a');
-      try {
-        await handle.writev(parts);
-      } finally {
-        await handle.close();
-      }
-      this.sizes.set(key, fileSize + size);
+      await fsp.appendFile(file, data);
+      this.sizes.set(key, size + data.length);
     } catch {
       // Logs are best effort: a full disk must not fail invocations.
     }

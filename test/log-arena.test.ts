@@ -3,8 +3,7 @@ import { LogArena } from '../engine/log-arena';
 
 // The pending-log arena on its own: what each function's write gets, and what a burst drops.
 
-const bytes = (d: { parts: Buffer[] }) => Buffer.concat(d.parts);
-const text = (arena: LogArena) => new Map([...arena.drain()].map(([key, d]) => [key, { text: bytes(d).toString('utf8'), dropped: d.dropped }]));
+const text = (arena: LogArena) => new Map([...arena.drain()].map(([key, d]) => [key, { text: d.data.toString('utf8'), dropped: d.dropped }]));
 
 t.test('lines come back per function, in order, UTF-8 intact', async (t) => {
   const arena = new LogArena(1024 * 1024, 1024 * 1024);
@@ -27,13 +26,13 @@ t.test('a function over its limit keeps its newest lines and counts the rest; ot
   }
   const out = arena.drain();
   const noisy = out.get(7)!;
-  const lines = bytes(noisy).toString('utf8').split('\n').filter(Boolean);
-  t.ok(noisy.size <= perKey && bytes(noisy).length === noisy.size, 'within the limit');
+  const lines = noisy.data.toString('utf8').split('\n').filter(Boolean);
+  t.ok(noisy.data.length <= perKey, 'within the limit');
   t.equal(JSON.parse(lines[lines.length - 1]!).n, total - 1, 'the newest line is kept');
   t.equal(JSON.parse(lines[0]!).n, noisy.dropped, 'the dropped ones are the oldest');
   t.equal(lines.length + noisy.dropped, total, 'every line is kept or counted');
   t.equal(out.get(8)!.dropped, 0);
-  t.equal(bytes(out.get(8)!).toString('utf8').split('\n').filter(Boolean).length, 50);
+  t.equal(out.get(8)!.data.toString('utf8').split('\n').filter(Boolean).length, 50);
 });
 
 t.test('the arena grows to its maximum, then refuses, and is reused after a drain', async (t) => {
