@@ -88,17 +88,7 @@ export class IsolateInstance implements Instance {
     if (this.state === 'dead') return Promise.reject(this.deathError());
     return new Promise<T>((resolve, reject) => {
       this.deathWatchers.add(reject);
-      const settle = () => this.deathWatchers.delete(reject);
-      work.then(
-        (value) => {
-          settle();
-          resolve(value);
-        },
-        (err: unknown) => {
-          settle();
-          reject(err);
-        },
-      );
+      work.then(resolve, reject).finally(() => this.deathWatchers.delete(reject));
     });
   }
 
@@ -171,16 +161,16 @@ export class IsolateInstance implements Instance {
       batch.ids.push(c.id);
       this.running.set(c.id, { done: c.done, batch });
     }
+    const loading = this.loading;
     const armTimer = () => {
       if (batch.left > 0) batch.timer = setTimeout(() => this.onBatchTimeout(batch), this.options.timeoutMs);
     };
-    if (this.loading) void this.loading.then(armTimer);
+    if (loading) void loading.then(armTimer);
     else armTimer();
     const metas = queued.map((c) => c.meta).join('\n');
     // Bodies go as arguments of their own: strings are copied as they are, bytes as one copy each
     // (a structured clone of an array of bodies would serialise every string again).
     const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : c.raw));
-    const loading = this.loading;
     const entry = this.callRef.apply(undefined, [metas, batch.ids.join(','), ...bodies], { result: { copy: true } });
     // A failed load answers the batch first (its calls found no handler).
     (loading ? loading.then(() => entry) : entry).then(
@@ -219,7 +209,7 @@ export class IsolateInstance implements Instance {
   }
 
   private onBatchTimeout(batch: Batch): void {
-    const error = new ServiceError('ERR_TIMEOUT', `the function ran longer than its timeout of ${this.options.timeoutMs} ms and was stopped`);
+    const error = this.timeoutError();
     let timedOut = false;
     for (const id of batch.ids) {
       if (!this.running.has(id)) continue;
@@ -311,9 +301,14 @@ export class IsolateInstance implements Instance {
     if (/Script execution timed out/.test(message)) {
       this.deathCause ??= 'timeout';
       this.retire();
-      return new ServiceError('ERR_TIMEOUT', `the function ran longer than its timeout of ${this.options.timeoutMs} ms and was stopped`);
+      return this.timeoutError();
     }
     return new ServiceError('ERR_INTERNAL', `the function instance failed: ${message}`);
+  }
+
+  /** The answer of a call stopped at its timeout. */
+  private timeoutError(): ServiceError {
+    return new ServiceError('ERR_TIMEOUT', `the function ran longer than its timeout of ${this.options.timeoutMs} ms and was stopped`);
   }
 
   private parseResult(result: RawResult): CallOutcome {

@@ -40,7 +40,6 @@ interface CompiledMain {
 }
 type ExternalCopyBuffer = ivm.ExternalCopy<ArrayBuffer>;
 
-
 export class Node8Runtime implements Runtime {
   private readonly sandbox: { source: string; cache?: ivm.ExternalCopy<ArrayBuffer> };
   /** One blank isolate of the default size, made ahead so a cold start skips creating it. */
@@ -126,7 +125,6 @@ export class Node8Runtime implements Runtime {
       }
       await loaded;
       instance.sizeMb = sizeMbOf(blank.isolate.getHeapStatisticsSync());
-      await loaded;
       return instance;
     } catch (err) {
       instance.dispose();
