@@ -5,6 +5,7 @@ import { ServiceError } from '../errors';
 import { checkBodySize, checkResponseHeaders, checkStatus, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
 import type { BlankIsolate } from './blank';
+import { RunningCalls } from './running-calls';
 
 const FIRE_TIMER = 0;
 const FIRE_OP = 1;
@@ -53,11 +54,10 @@ export class IsolateInstance implements Instance {
   sizeMb: number;
   private readonly timers = new Map<number, NodeJS.Timeout>();
   /** Calls sent into the isolate and not answered yet, by id. */
-  private readonly running = new Map<number, RunningCall>();
+  private readonly running = new RunningCalls<RunningCall>();
   /** Calls waiting for this turn's flush. */
-  private queue: { id: number; meta: string; raw: string | ArrayBuffer | undefined; done: (outcome: CallOutcome) => void }[] = [];
+  private queue: { meta: string; raw: string | ArrayBuffer | undefined; done: (outcome: CallOutcome) => void }[] = [];
   private flushScheduled = false;
-  private nextCallId = 1;
   private pendingOps = 0;
   private deathCause: 'memory' | 'timeout' | 'disposed' | undefined;
   private readonly deathWatchers = new Set<(error: Error) => void>();
@@ -131,11 +131,10 @@ export class IsolateInstance implements Instance {
       return;
     }
     this.inflight++;
-    const id = this.nextCallId++;
     const meta = JSON.stringify({ i: input.requestId, m: input.method, p: input.path, q: input.rawQuery, h: input.headers });
     const body = input.body;
     const raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
-    this.queue.push({ id, meta, raw, done });
+    this.queue.push({ meta, raw, done });
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flush);
@@ -157,10 +156,7 @@ export class IsolateInstance implements Instance {
       return;
     }
     const batch: Batch = { ids: [], left: queued.length, timer: undefined };
-    for (const c of queued) {
-      batch.ids.push(c.id);
-      this.running.set(c.id, { done: c.done, batch });
-    }
+    for (const c of queued) batch.ids.push(this.running.add({ done: c.done, batch }));
     const loading = this.loading;
     const armTimer = () => {
       if (batch.left > 0) batch.timer = setTimeout(() => this.onBatchTimeout(batch), this.options.timeoutMs);
@@ -190,9 +186,8 @@ export class IsolateInstance implements Instance {
 
   /** Answers a running call once (later answers for the same id are ignored). */
   private finish(id: number, outcome: () => CallOutcome): void {
-    const call = this.running.get(id);
+    const call = this.running.take(id);
     if (!call) return;
-    this.running.delete(id);
     if (--call.batch.left === 0) clearTimeout(call.batch.timer);
     this.settle(call.done, outcome());
   }
@@ -212,7 +207,7 @@ export class IsolateInstance implements Instance {
     const error = this.timeoutError();
     let timedOut = false;
     for (const id of batch.ids) {
-      if (!this.running.has(id)) continue;
+      if (this.running.get(id) === undefined) continue;
       timedOut = true;
       this.finish(id, () => ({ ok: false, error }));
     }
@@ -247,7 +242,7 @@ export class IsolateInstance implements Instance {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     const error = this.deathError();
-    for (const id of [...this.running.keys()]) this.finish(id, () => ({ ok: false, error }));
+    for (const id of this.running.ids()) this.finish(id, () => ({ ok: false, error }));
     // A plain Error, so a load that dies is reported like any load failure (loadError).
     for (const reject of [...this.deathWatchers]) reject(new Error(error.message));
     this.deathWatchers.clear();
