@@ -40,6 +40,9 @@ const BOOT_TIMEOUT_MS = 30_000;
 /** python2/python3 functions: Pyodide booted from a memory snapshot inside an isolated-vm isolate. */
 export class PythonRuntime implements Runtime {
   private assets: Promise<Assets> | undefined;
+  /** One booted interpreter of the default size, ready (or booting) for the next cold start. */
+  private spare: Promise<BlankIsolate> | undefined;
+  private closed = false;
 
   constructor(private readonly options: PythonRuntimeOptions) {}
 
@@ -81,14 +84,40 @@ export class PythonRuntime implements Runtime {
     return this.assets;
   }
 
-  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number): Promise<IsolateInstance> {
+  /**
+   * An interpreter booted from the snapshot, with no function yet: the spare when one is ready or
+   * on its way (a cold start then waits for its rest), else a new one. Taking the spare starts the
+   * next one once it is booted: one boot at a time, on the isolate's thread.
+   */
+  private takeInterpreter(memoryMb: number): Promise<BlankIsolate> {
+    if (memoryMb !== this.options.defaultMemoryMb || this.closed) return this.boot(memoryMb);
+    const taken = this.spare ?? this.boot(memoryMb);
+    this.spare = undefined;
+    const refill = () => {
+      if (this.closed || this.spare) return;
+      const next = this.boot(memoryMb);
+      this.spare = next;
+      next.catch(() => {
+        if (this.spare === next) this.spare = undefined;
+      });
+    };
+    taken.then(refill, refill);
+    return taken;
+  }
+
+  close(): void {
+    this.closed = true;
+    void this.spare?.then((blank) => blank.isolate.dispose(), () => undefined);
+    this.spare = undefined;
+  }
+
+  /** Boots Pyodide from the memory snapshot in a new isolate; no user code runs here. */
+  private async boot(memoryMb: number): Promise<BlankIsolate> {
     const assets = await this.loadAssets();
-    const memoryMb = manifest.memoryMb ?? this.options.defaultMemoryMb;
     const bridge: BlankIsolate['bridge'] = { target: undefined };
     // The interpreter's memory is WebAssembly memory, which isolated-vm does not count: the sandbox
     // caps it at the function's memory. The isolate's own limit covers the JS side and the copies.
     const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
-    let instance: IsolateInstance | undefined;
     try {
       const context = await isolate.createContext();
       installBridge(isolate, context, bridge);
@@ -107,7 +136,18 @@ export class PythonRuntime implements Runtime {
         namespaces.push(module.namespace);
       }
       await context.evalClosure('return __isletBoot($0, $1)', namespaces.map((n) => n.derefInto()), { result: { promise: true }, timeout: BOOT_TIMEOUT_MS });
-      const blank: BlankIsolate = { isolate, context, memoryMb, bridge, ...takeEntryPoints(context) };
+      return { isolate, context, memoryMb, bridge, ...takeEntryPoints(context) };
+    } catch (err) {
+      if (!isolate.isDisposed) isolate.dispose();
+      throw err;
+    }
+  }
+
+  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number): Promise<IsolateInstance> {
+    let blank: BlankIsolate | undefined;
+    let instance: IsolateInstance | undefined;
+    try {
+      blank = await this.takeInterpreter(manifest.memoryMb ?? this.options.defaultMemoryMb);
       instance = new IsolateInstance(blank, {
         timeoutMs,
         responseBodyBytes: this.options.responseBodyBytes,
@@ -120,13 +160,14 @@ export class PythonRuntime implements Runtime {
       for (const rel of manifest.files) files[rel] = toArrayBuffer(await fsp.readFile(path.join(codeDir, rel)));
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, runtime: manifest.runtime });
       await instance.untilDeath(blank.initRef.apply(undefined, [config, new ivm.ExternalCopy(files).copyInto({ release: true })], { timeout: timeoutMs }));
-      const heap = isolate.getHeapStatisticsSync();
+      const heap = blank.isolate.getHeapStatisticsSync();
+      const assets = await this.loadAssets();
       // The interpreter's WebAssembly memory starts at the snapshot's size and is not in the heap figures.
       instance.sizeMb = Math.ceil((heap.total_heap_size + heap.externally_allocated_size + assets.snapshotBytes) / (1024 * 1024));
       return instance;
     } catch (err) {
       if (instance) instance.dispose();
-      else if (!isolate.isDisposed) isolate.dispose();
+      else if (blank && !blank.isolate.isDisposed) blank.isolate.dispose();
       throw loadError(err, manifest, timeoutMs);
     }
   }
