@@ -133,6 +133,16 @@ t.test('instances restored from the snapshot do not share random state', async (
   t.not(a, b);
 });
 
+t.test('each function gets an interpreter of its own, never one another function used', async (t) => {
+  // Cold starts take a spare interpreter booted ahead of time: it must be a fresh one every time.
+  for (const round of [1, 2, 3]) {
+    await s.deployPython(`py_mark_${round}`, probes, 'mark_interpreter', { env: { MARK: `secret-${round}` } });
+    await s.deployPython(`py_read_${round}`, probes, 'read_mark', { env: { MARK: `reader-${round}` } });
+    t.equal(await json(`py_mark_${round}`), 'marked');
+    t.same(await json(`py_read_${round}`), { mark: null, env: `reader-${round}` }, `round ${round}: nothing of the marking function's interpreter`);
+  }
+});
+
 t.test('deploy refuses a syntax error with file and line, and Python 2 syntax saying so', async (t) => {
   const syntax = await s.engine
     .deploy(s.accountId, { name: 'py_bad', runtime: 'python2', file: 'bad_syntax.py', entrypoint: 'handler', env: {} }, { dir: probes })
