@@ -92,7 +92,7 @@ export class Engine {
       onInstanceSized: (instance: Instance) => this.pool.resize(instance),
     };
     this.runtimes.set('node8', new Node8Runtime({ ...common, cacheDir: path.join(cacheDir, 'node8') }));
-    this.runtimes.set('python2', new PythonRuntime({ ...common, cacheDir }));
+    this.runtimes.set('python2', new PythonRuntime({ ...common, cacheDir, keepSpare: this.limits.pythonSpare }));
   }
 
   static async open(options: EngineOptions): Promise<Engine> {

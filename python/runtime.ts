@@ -16,6 +16,8 @@ export interface PythonRuntimeOptions {
   responseBodyBytes: number;
   /** Where the memory snapshot is kept (made once, at first use). */
   cacheDir: string;
+  /** Keep one interpreter booted ahead (see Limits.pythonSpare). */
+  keepSpare: boolean;
   onInstanceDeath(instance: Instance): void;
 }
 
@@ -90,7 +92,7 @@ export class PythonRuntime implements Runtime {
    * next one once it is booted: one boot at a time, on the isolate's thread.
    */
   private takeInterpreter(memoryMb: number): Promise<BlankIsolate> {
-    if (memoryMb !== this.options.defaultMemoryMb || this.closed) return this.boot(memoryMb);
+    if (!this.options.keepSpare || memoryMb !== this.options.defaultMemoryMb || this.closed) return this.boot(memoryMb);
     const taken = this.spare ?? this.boot(memoryMb);
     this.spare = undefined;
     const refill = () => {
