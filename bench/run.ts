@@ -54,7 +54,7 @@ async function timeCalls(base: string, accountId: string, apiKey: string, names:
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, compare: { type: 'string' }, tool: { type: 'string' }, python: { type: 'boolean', default: true }, out: { type: 'string' } },
+    options: { quick: { type: 'boolean', default: false }, compare: { type: 'string' }, tool: { type: 'string' }, 'no-python': { type: 'boolean', default: false }, out: { type: 'string' } },
   });
   const quick = Boolean(values.quick);
   const tool: LoadTool = pickTool(values.tool);
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     coldFunctions: quick ? 20 : 60,
     manyFunctions: quick ? 200 : 1000,
     pythonColdFunctions: quick ? 3 : 10,
-    python: values.python !== false,
+    python: !values['no-python'],
   };
   console.log(`islet bench: ${quick ? 'quick' : 'full'} run, load tool ${tool}, c=${connections}, ${durationSec} s per figure after ${warmupSec} s warm-up`);
   console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`);
@@ -188,7 +188,13 @@ async function main(): Promise<void> {
   mkdirSync(path.dirname(outFile), { recursive: true });
   writeFileSync(outFile, JSON.stringify(result, null, 2) + '\n');
   console.log(`\nresults: ${path.relative(process.cwd(), outFile)}`);
-  if (values.compare) compare(JSON.parse(readFileSync(values.compare, 'utf8')) as { figures: Figures }, figures);
+  if (values.compare) {
+    const old = JSON.parse(readFileSync(values.compare, 'utf8')) as { figures: Figures; quick?: boolean; load?: { tool?: string } };
+    if (old.quick !== quick || old.load?.tool !== tool) {
+      console.log(`\nnote: the compared run was a ${old.quick ? 'quick' : 'full'} run with ${old.load?.tool ?? 'an unknown tool'}; this one is a ${quick ? 'quick' : 'full'} run with ${tool}, so the figures are not like for like`);
+    }
+    compare(old, figures);
+  }
 }
 
 function format(value: number): string {
