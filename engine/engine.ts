@@ -291,8 +291,16 @@ export function responseHeaders(res: InvokeResponse): Record<string, string> {
   };
 }
 
+const functionKeys = new WeakMap<FunctionManifest, string>();
+
+/** `account/name`, made once per manifest (see versionKey). */
 function functionKey(manifest: FunctionManifest): string {
-  return `${manifest.account}/${manifest.name}`;
+  let key = functionKeys.get(manifest);
+  if (key === undefined) {
+    key = `${manifest.account}/${manifest.name}`;
+    functionKeys.set(manifest, key);
+  }
+  return key;
 }
 
 function asServiceError(err: unknown): ServiceError {

@@ -10,8 +10,16 @@ export interface PoolStats {
   coldStarts: number;
 }
 
+const versionKeys = new WeakMap<object, string>();
+
+/** `account/name/version`, made once per manifest: a fresh string per call costs a flatten and a hash. */
 export function versionKey(m: Pick<FunctionManifest, 'account' | 'name' | 'version'>): string {
-  return `${m.account}/${m.name}/${m.version}`;
+  let key = versionKeys.get(m);
+  if (key === undefined) {
+    key = `${m.account}/${m.name}/${m.version}`;
+    versionKeys.set(m, key);
+  }
+  return key;
 }
 
 /**
