@@ -10,6 +10,7 @@ t.before(async () => {
   await s.deploy('context', probes, 'context', { env: { GREETING: 'hi', EMPTY: '' } });
   await s.deploy('log', probes, 'log');
   await s.deploy('web', probes, 'webApis');
+  await s.deploy('timers', probes, 'timerSemantics');
   await s.deploy('bytes', probes, 'bytes');
   await s.deploy('flood', probes, 'consoleFlood');
 });
@@ -89,6 +90,13 @@ t.test('web APIs inside the isolate: URL, URLSearchParams, TextEncoder/Decoder, 
     buffer: '6869',
     timer: 'fired',
   });
+});
+
+t.test('timers: a cleared timeout never fires, others fire in order, an interval stops when cleared', async (t) => {
+  for (let round = 0; round < 3; round++) {
+    const res = await s.call('timers');
+    t.same(await res.json(), ['first', 'second, on time', 'tick 1', 'tick 2', 'tick 3'], `round ${round}`);
+  }
 });
 
 t.test('a console flood keeps the function logs bounded', async (t) => {

@@ -5,11 +5,13 @@ import { ServiceError } from '../errors';
 import { checkBodySize, checkResponseHeaders, checkStatus, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
 import type { BlankIsolate } from './blank';
-import { RunningCalls } from './running-calls';
+import { SlotMap, SlotMirror } from '../slot-map';
 
 const FIRE_TIMER = 0;
 const FIRE_OP = 1;
 const MAX_PENDING_OPS = 256;
+/** Timers one sandbox may have armed (the sandbox enforces the same limit on its side). */
+const MAX_TIMERS = 10_000;
 
 export interface IsolateInstanceOptions {
   timeoutMs: number;
@@ -52,9 +54,10 @@ export class IsolateInstance implements Instance {
   state: InstanceState = 'ready';
   inflight = 0;
   sizeMb: number;
-  private readonly timers = new Map<number, NodeJS.Timeout>();
+  /** Host timers of the sandbox's timers, by the sandbox's timer id (at most MAX_TIMERS). */
+  private readonly timers = new SlotMirror<NodeJS.Timeout>(MAX_TIMERS);
   /** Calls sent into the isolate and not answered yet, by id. */
-  private readonly running = new RunningCalls<RunningCall>();
+  private readonly running = new SlotMap<RunningCall>();
   /** Calls waiting for this turn's flush. */
   private queue: { meta: string; raw: string | ArrayBuffer | undefined; done: (outcome: CallOutcome) => void }[] = [];
   private flushScheduled = false;
@@ -239,8 +242,7 @@ export class IsolateInstance implements Instance {
     if (this.state === 'dead') return;
     this.state = 'dead';
     this.deathCause ??= cause;
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    for (const timer of this.timers.takeAll()) clearTimeout(timer);
     const error = this.deathError();
     for (const id of this.running.ids()) this.finish(id, () => ({ ok: false, error }));
     // A plain Error, so a load that dies is reported like any load failure (loadError).
@@ -347,17 +349,16 @@ export class IsolateInstance implements Instance {
 
   setTimer(op: number, id: number, ms: number): void {
     if (this.state === 'dead' || !Number.isInteger(id)) return;
-    const existing = this.timers.get(id);
+    const existing = this.timers.take(id);
     if (existing) clearTimeout(existing);
-    this.timers.delete(id);
-    if (op !== 1 || this.timers.size >= 10_000) return;
+    if (op !== 1) return;
     const delay = Number.isFinite(ms) ? Math.min(Math.max(ms, 0), 2 ** 31 - 1) : 0;
     const timer = setTimeout(() => {
-      this.timers.delete(id);
+      this.timers.take(id);
       this.fire([FIRE_TIMER, id]);
     }, delay);
     timer.unref();
-    this.timers.set(id, timer);
+    if (!this.timers.set(id, timer)) clearTimeout(timer);
   }
 
   startOp(kind: string, id: number, payload: string, body: unknown): void {

@@ -4,6 +4,7 @@
  * mainWrapper)` loads the function — the first time user code runs. Compiled with the filename
  * `islet:runtime`, which is how its frames are removed from user-visible stacks.
  */
+import { SlotMap } from '../../slot-map';
 import { makeConsole } from './console';
 import { current, FIRE_OP, FIRE_TIMER, type HostBridge, type SandboxConfig } from './host';
 import { ModuleSystem } from './modules';
@@ -21,14 +22,12 @@ const reportError = (err: unknown): void => {
 };
 
 // Asynchronous host operations (fetch, sdk invoke): started with a callback, settled by `fire`.
-const pendingOps = new Map<number, { resolve: (v: { payload: string; body: ArrayBuffer | undefined }) => void; reject: (e: Error) => void; requestId: string }>();
-let nextOp = 1;
+const pendingOps = new SlotMap<{ resolve: (v: { payload: string; body: ArrayBuffer | undefined }) => void; reject: (e: Error) => void; requestId: string }>();
 const ops = {
   start(kind: string, payload: string, body: ArrayBuffer | undefined) {
-    const id = nextOp++;
     const requestId = current.requestId;
     return new Promise<{ payload: string; body: ArrayBuffer | undefined }>((resolve, reject) => {
-      pendingOps.set(id, { resolve, reject, requestId });
+      const id = pendingOps.add({ resolve, reject, requestId });
       host.startOp(kind, id, requestId, payload, body);
     });
   },
@@ -211,9 +210,8 @@ function fire(kind: number, id: number, ok?: boolean, payload?: string, body?: A
   if (kind === FIRE_TIMER) {
     timers.fire(id);
   } else if (kind === FIRE_OP) {
-    const op = pendingOps.get(id);
+    const op = pendingOps.take(id);
     if (!op) return;
-    pendingOps.delete(id);
     current.requestId = op.requestId;
     if (ok) op.resolve({ payload: payload ?? '', body });
     else op.reject(new TypeError(payload ?? 'operation failed'));

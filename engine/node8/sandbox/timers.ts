@@ -1,3 +1,4 @@
+import { SlotMap } from '../../slot-map';
 import { current, type HostBridge } from './host';
 
 /** Pending timers an instance may hold; more is almost always a leak or an attack. */
@@ -26,8 +27,8 @@ export interface Timers {
 }
 
 export function makeTimers(host: HostBridge, reportError: (err: unknown) => void): Timers {
-  const pending = new Map<number, TimerEntry>();
-  let nextId = 1;
+  // Ids come from a SlotMap, which the host's side of the timers mirrors (see engine/slot-map.ts).
+  const pending = new SlotMap<TimerEntry>();
 
   const schedule = (fn: unknown, ms: unknown, args: unknown[], repeat: boolean): Timeout => {
     if (typeof fn !== 'function') throw new TypeError('The "callback" argument must be of type function');
@@ -35,14 +36,13 @@ export function makeTimers(host: HostBridge, reportError: (err: unknown) => void
     let delay = Number(ms);
     if (!Number.isFinite(delay) || delay < 1) delay = repeat ? 1 : 0;
     delay = Math.min(delay, 2 ** 31 - 1);
-    const id = nextId++;
-    pending.set(id, { fn: fn as TimerEntry['fn'], args, repeatMs: repeat ? delay : undefined, requestId: current.requestId });
+    const id = pending.add({ fn: fn as TimerEntry['fn'], args, repeatMs: repeat ? delay : undefined, requestId: current.requestId });
     host.timer(1, id, delay);
     return new Timeout(id);
   };
   const clear = (handle: unknown): void => {
     const id = Number(handle);
-    if (pending.delete(id)) host.timer(0, id, 0);
+    if (pending.take(id) !== undefined) host.timer(0, id, 0);
   };
 
   return {
@@ -61,7 +61,7 @@ export function makeTimers(host: HostBridge, reportError: (err: unknown) => void
     fire(id: number): void {
       const entry = pending.get(id);
       if (!entry) return;
-      if (entry.repeatMs === undefined) pending.delete(id);
+      if (entry.repeatMs === undefined) pending.take(id);
       else host.timer(1, id, entry.repeatMs);
       current.requestId = entry.requestId;
       try {

@@ -1,11 +1,11 @@
 import t from 'tap';
-import { RunningCalls } from '../engine/isolate/running-calls';
+import { SlotMap, SlotMirror } from '../engine/slot-map';
 
-// The table of calls in flight on one instance: each call is answered once, and an answer that
-// comes after its call was settled (a timeout) must never reach the call that reused its slot.
+// The tables of calls in flight and timers: each entry is taken once, and an answer that comes
+// after its entry was settled (a timeout) must never reach the entry that reused its slot.
 
 t.test('a call is found by its id until it is taken, once', async (t) => {
-  const calls = new RunningCalls<string>();
+  const calls = new SlotMap<string>();
   const a = calls.add('a');
   const b = calls.add('b');
   t.not(a, b);
@@ -19,7 +19,7 @@ t.test('a call is found by its id until it is taken, once', async (t) => {
 });
 
 t.test('a late answer for a settled call does not reach the call that took its slot', async (t) => {
-  const calls = new RunningCalls<string>();
+  const calls = new SlotMap<string>();
   const old = calls.add('timed out');
   calls.take(old);
   const next = calls.add('new call');
@@ -29,7 +29,7 @@ t.test('a late answer for a settled call does not reach the call that took its s
 });
 
 t.test('ids lists exactly the calls still running; ids stay exact integers', async (t) => {
-  const calls = new RunningCalls<number>();
+  const calls = new SlotMap<number>();
   const ids: number[] = [];
   const unsafe: number[] = [];
   for (let round = 0; round < 1000; round++) {
@@ -42,4 +42,28 @@ t.test('ids lists exactly the calls still running; ids stay exact integers', asy
   t.same(calls.ids().sort((x, y) => x - y), ids.sort((x, y) => x - y));
   t.equal(calls.size, ids.length);
   for (const bogus of [NaN, -1, 1.5, 2 ** 60]) t.equal(calls.get(bogus), undefined, `id ${bogus} finds nothing`);
+});
+
+t.test('a mirror finds host entries by the exact ids a sandbox map made', async (t) => {
+  const sandbox = new SlotMap<string>();
+  const host = new SlotMirror<string>(16);
+  const a = sandbox.add('a');
+  t.ok(host.set(a, 'host a'));
+  sandbox.take(a);
+  t.equal(host.take(a), 'host a');
+  const b = sandbox.add('b');
+  t.ok(host.set(b, 'host b'), 'the reused slot is stored again under the new id');
+  t.equal(host.take(a), undefined, 'the old id finds nothing in the reused slot');
+  t.equal(host.take(b), 'host b');
+});
+
+t.test('a mirror refuses ids outside its slots and gives everything back once', async (t) => {
+  const host = new SlotMirror<number>(4);
+  for (const bogus of [NaN, -1, 1.5, 4, 2 ** 60]) t.equal(host.set(bogus, 1), false, `id ${bogus} is refused`);
+  const sandbox = new SlotMap<number>();
+  const ids = [sandbox.add(0), sandbox.add(1), sandbox.add(2)];
+  ids.forEach((id, i) => host.set(id, i));
+  t.same(host.takeAll().sort(), [0, 1, 2]);
+  t.same(host.takeAll(), [], 'nothing is left');
+  t.equal(host.take(ids[0]!), undefined);
 });
