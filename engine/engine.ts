@@ -197,7 +197,7 @@ export class Engine {
 
   async close(): Promise<void> {
     this.pool.clear();
-    for (const runtime of this.runtimes.values()) runtime.close?.();
+    await Promise.all([...this.runtimes.values()].map((runtime) => runtime.close?.()));
     await this.logs.flush();
     await this.egress.close();
   }

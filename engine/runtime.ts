@@ -53,7 +53,7 @@ export interface Runtime {
   /** Deploy-time check of unpacked code; throws ERR_INVALID_FUNCTION naming file and line. */
   validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void>;
   /** Releases what the runtime holds besides instances (spare isolates). */
-  close?(): void;
+  close?(): void | Promise<void>;
 }
 
 /** Time allowed for a function's module-level code when a deploy validates it. */

@@ -107,10 +107,16 @@ export class PythonRuntime implements Runtime {
     return taken;
   }
 
-  close(): void {
+  /**
+   * Disposes the spare once its boot has ended. Disposing an isolate in mid-boot leaves its thread
+   * releasing it after the caller may have exited, which crashes isolated-vm 5.0 at exit.
+   */
+  async close(): Promise<void> {
     this.closed = true;
-    void this.spare?.then((blank) => blank.isolate.dispose(), () => undefined);
+    const spare = this.spare;
     this.spare = undefined;
+    const blank = await spare?.catch(() => undefined);
+    if (blank && !blank.isolate.isDisposed) blank.isolate.dispose();
   }
 
   /** Boots Pyodide from the memory snapshot in a new isolate; no user code runs here. */

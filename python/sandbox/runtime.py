@@ -1,6 +1,7 @@
 # The Python side of islet's runtime, loaded once into every Python isolate after Pyodide boots.
 # The JavaScript side calls _islet_init once and _islet_call for every invocation.
 import builtins
+import gc
 import importlib
 import json
 import os
@@ -138,6 +139,9 @@ def _islet_init(config_json, host_invoke):
         found = 'nothing' if handler is None else type(handler).__name__
         raise RuntimeError('%s does not export a function named "%s" (found %s)' % (config['main'], config['entrypoint'], found))
     _handler = handler
+    # What is loaded by now lives as long as the instance: keep it out of the cyclic collector's
+    # full passes, which otherwise walk the whole standard library every few thousand calls.
+    gc.freeze()
 
 
 def _encode(value):
