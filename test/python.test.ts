@@ -133,6 +133,12 @@ t.test('instances restored from the snapshot do not share random state', async (
   t.not(a, b);
 });
 
+t.test('what the function loaded is frozen out of the cyclic collector (a full pass would walk it all)', async (t) => {
+  await s.deployPython('py_gc_frozen', probes, 'gc_frozen');
+  const frozen = (await json('py_gc_frozen')) as number;
+  t.ok(frozen > 10_000, `${frozen} objects frozen`);
+});
+
 t.test('each function gets an interpreter of its own, never one another function used', async (t) => {
   // Cold starts take a spare interpreter booted ahead of time: it must be a fresh one every time.
   for (const round of [1, 2, 3]) {
