@@ -1,7 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import t from 'tap';
 import { LogArena } from '../engine/log-arena';
+import { LogStore } from '../engine/logs';
 
-// The pending-log arena on its own: what each function's write gets, and what a burst drops.
+// The pending-log arena on its own: what each function's write gets, and what a burst drops;
+// and the log store around it.
 
 const text = (arena: LogArena) => new Map([...arena.drain()].map(([key, d]) => [key, { text: d.data.toString('utf8'), dropped: d.dropped }]));
 
@@ -44,4 +49,16 @@ t.test('the arena grows to its maximum, then refuses, and is reused after a drai
   t.equal(text(arena).get(1)!.text.split('\n').filter(Boolean).length, added, 'all of them drained');
   t.ok(arena.add(1, '{"after":1}'), 'room again');
   t.same(text(arena).get(1), { text: '{"after":1}\n', dropped: 0 }, 'nothing of the earlier batch is left');
+});
+
+t.test('the log store writes again after its folder was removed', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-logs-'));
+  const logs = new LogStore(dataDir);
+  logs.append('acc', 'fn', { t: 1, requestId: 'a', level: 'info', message: 'first' });
+  await logs.flush();
+  rmSync(path.join(dataDir, 'logs'), { recursive: true, force: true });
+  logs.append('acc', 'fn', { t: 2, requestId: 'b', level: 'info', message: 'second' });
+  const entries = await logs.read('acc', 'fn');
+  t.same(entries.map((e) => e.message), ['second'], 'the line after the removal is kept');
+  rmSync(dataDir, { recursive: true, force: true });
 });
