@@ -27,6 +27,8 @@ interface ContextOut {
   requestId: string;
   env: Record<string, string>;
   requestEnv: Record<string, string>;
+  requestKeys: string[];
+  bodyIsSame: boolean;
 }
 
 t.test('request: method, path, query (last value wins), lower-case headers, raw body, request id, env', async (t) => {
@@ -47,6 +49,8 @@ t.test('request: method, path, query (last value wins), lower-case headers, raw 
   t.equal(out.headers['content-type'], 'application/json');
   t.equal(Buffer.from(out.raw, 'base64').toString(), '{"n":1}');
   t.equal(out.rawIsBuffer, true);
+  t.equal(out.bodyIsSame, true, 'request.body is one Buffer, made once');
+  t.same(out.requestKeys, ['method', 'path', 'query', 'headers', 'body', 'requestId', 'env'], 'the request shows exactly its fields');
   t.equal(out.requestId, res.headers.get('x-service-request-id'));
   t.same(out.env, { GREETING: 'hi', EMPTY: '', SERVICE_ACCOUNT_ID: s.accountId });
   t.same(out.requestEnv, out.env);

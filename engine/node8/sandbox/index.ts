@@ -131,23 +131,37 @@ function decode(s: string): string {
 
 interface Meta { i: string; m: string; p: string; q: string; h: Record<string, string> }
 
+/** Where `request.body` reads from: under a symbol the function cannot name, not enumerable. */
+const BODY_SOURCE = Symbol('body');
+type BodySource = { raw: string | ArrayBuffer | undefined; buffer: unknown };
+
+/**
+ * `request.body`, the raw body as a Buffer made on first read. One getter shared by every request:
+ * a getter written in each request's object literal cost about 550 bytes of young-generation
+ * memory per call, and those pages stay resident in every warm isolate.
+ */
+const BODY_PROPERTY: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: { [BODY_SOURCE]?: BodySource }) {
+    const source = this[BODY_SOURCE];
+    if (!source) return undefined;
+    if (source.buffer === undefined) {
+      const Buffer = getBuffer();
+      const raw = source.raw;
+      source.buffer = raw === undefined ? Buffer.from([]) : typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw);
+    }
+    return source.buffer;
+  },
+};
+
 function makeRequest(meta: Meta, raw: string | ArrayBuffer | undefined) {
-  let bodyBuffer: unknown;
-  return {
-    method: meta.m,
-    path: meta.p,
-    query: parseQuery(meta.q),
-    headers: meta.h,
-    get body() {
-      if (bodyBuffer === undefined) {
-        const Buffer = getBuffer();
-        bodyBuffer = raw === undefined ? Buffer.from([]) : typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw);
-      }
-      return bodyBuffer;
-    },
-    requestId: meta.i,
-    env: processObject.env,
-  };
+  const request: Record<string, unknown> = { method: meta.m, path: meta.p, query: parseQuery(meta.q), headers: meta.h };
+  Object.defineProperty(request, 'body', BODY_PROPERTY);
+  request.requestId = meta.i;
+  request.env = processObject.env;
+  Object.defineProperty(request, BODY_SOURCE, { value: { raw, buffer: undefined } satisfies BodySource });
+  return request;
 }
 
 function parseBody(raw: string | ArrayBuffer | undefined): unknown {
