@@ -69,3 +69,16 @@ t.test('300 distinct functions through a warm cache of 2: it evicts, stays bound
   t.same([...statuses], [200]);
   t.ok(s.engine.stats().warm <= 2, `warm instances stay within the bound (${s.engine.stats().warm})`);
 });
+
+t.test('an instance that grows with use is measured again, so the warm cache counts what it holds', async (t) => {
+  const hoard = functionFolder(`const kept = [];\nexports.handler = () => { kept.push(new Array(12500).fill(kept.length)); return kept.length; };\n`);
+  await s.deploy('hoard', hoard, 'handler');
+  const before = s.engine.stats().warmMb;
+  for (let i = 0; i < 300; i++) await (await s.call('hoard')).text();
+  let grown = 0;
+  for (let wait = 0; wait < 40 && grown < 20; wait++) {
+    grown = s.engine.stats().warmMb - before;
+    if (grown < 20) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.ok(grown >= 20, `the warm cache counts the ~30 MB it keeps (grew by ${grown} MB)`);
+});

@@ -23,6 +23,11 @@ export interface IsolateInstanceOptions {
   onDeath(instance: IsolateInstance): void;
   /** Dispose at once on any timeout (an interpreter stopped mid-way cannot be trusted again). */
   disposeOnTimeout?: boolean;
+  /**
+   * Called after 64, 256, 1,024… calls (four times more each time): an isolate's memory grows with
+   * use (young-generation pages touched, optimised code), so the warm cache's figure is measured again.
+   */
+  remeasure?(instance: IsolateInstance): void;
 }
 
 /** Calls sent into the isolate together: they share one timeout timer. */
@@ -61,6 +66,8 @@ export class IsolateInstance implements Instance {
   /** Calls waiting for this turn's flush. */
   private queue: { meta: string; raw: string | ArrayBuffer | undefined; done: (outcome: CallOutcome) => void }[] = [];
   private flushScheduled = false;
+  private calls = 0;
+  private nextRemeasure = 64;
   private pendingOps = 0;
   private deathCause: 'memory' | 'timeout' | 'disposed' | undefined;
   private readonly deathWatchers = new Set<(error: Error) => void>();
@@ -134,6 +141,10 @@ export class IsolateInstance implements Instance {
       return;
     }
     this.inflight++;
+    if (++this.calls === this.nextRemeasure) {
+      this.nextRemeasure *= 4;
+      this.options.remeasure?.(this);
+    }
     const meta = JSON.stringify({ i: input.requestId, m: input.method, p: input.path, q: input.rawQuery, h: input.headers });
     const body = input.body;
     const raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);

@@ -103,6 +103,7 @@ export class Node8Runtime implements Runtime {
       services,
       readModule: (rel) => (files.has(rel) ? readFileSync(path.join(codeDir, rel), 'utf8') : undefined),
       onDeath: (dead) => this.options.onInstanceDeath(dead),
+      remeasure: (grown) => this.measure(grown),
     });
     try {
       const main = await this.compileMain(blank.isolate, blank.context, manifest, codeDir, timeoutMs);
@@ -112,15 +113,7 @@ export class Node8Runtime implements Runtime {
       const loaded = instance.untilDeath(blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs })).then(() => undefined);
       if (mode === 'background') {
         instance.loadInBackground(loaded, (err) => loadError(err, manifest, timeoutMs));
-        // Asynchronously: the isolate is busy with the first calls, and a synchronous read would
-        // wait for them on this thread.
-        void loaded.then(() => blank.isolate.getHeapStatistics()).then(
-          (stats) => {
-            instance.sizeMb = sizeMbOf(stats);
-            this.options.onInstanceSized(instance);
-          },
-          () => undefined,
-        );
+        void loaded.then(() => this.measure(instance), () => undefined);
         return instance;
       }
       await loaded;
@@ -130,6 +123,21 @@ export class Node8Runtime implements Runtime {
       instance.dispose();
       throw loadError(err, manifest, timeoutMs);
     }
+  }
+
+  /**
+   * Reads the instance's size for the warm cache. Asynchronously: the isolate may be busy with
+   * calls, and a synchronous read would wait for them on this thread.
+   */
+  private measure(instance: IsolateInstance): void {
+    instance.isolate.getHeapStatistics().then(
+      (stats) => {
+        if (instance.state === 'dead') return;
+        instance.sizeMb = sizeMbOf(stats);
+        this.options.onInstanceSized(instance);
+      },
+      () => undefined,
+    );
   }
 
   /**
@@ -187,7 +195,8 @@ async function readSmallFileFast(file: string, optional = false): Promise<Buffer
   }
 }
 
+/** The heap V8 has committed, what it allocated outside the heap, and external (ArrayBuffer) memory. */
 function sizeMbOf(stats: ivm.HeapStatistics): number {
-  return Math.max(1, Math.ceil((stats.total_heap_size + stats.externally_allocated_size) / (1024 * 1024)));
+  return Math.max(1, Math.ceil((stats.total_heap_size + stats.malloced_memory + stats.externally_allocated_size) / (1024 * 1024)));
 }
 
