@@ -5,7 +5,7 @@ import { ServiceError } from './errors';
 import { Egress } from './egress';
 import { DEFAULT_LIMITS, type Limits } from './limits';
 import { LogStore } from './logs';
-import { isFunctionName, isPublicName, isPython, validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
+import { isFunctionName, isPublicName, isPython, keyPerManifest, validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
 import { Node8Runtime } from './node8/runtime';
 import { PythonRuntime } from '../python/runtime';
 import { catastrophes } from './isolate/instance';
@@ -291,17 +291,8 @@ export function responseHeaders(res: InvokeResponse): Record<string, string> {
   };
 }
 
-const functionKeys = new WeakMap<FunctionManifest, string>();
-
-/** `account/name`, made once per manifest (see versionKey). */
-function functionKey(manifest: FunctionManifest): string {
-  let key = functionKeys.get(manifest);
-  if (key === undefined) {
-    key = `${manifest.account}/${manifest.name}`;
-    functionKeys.set(manifest, key);
-  }
-  return key;
-}
+/** `account/name`: the key of calls in flight per function. */
+const functionKey = keyPerManifest<FunctionManifest>((m) => `${m.account}/${m.name}`);
 
 function asServiceError(err: unknown): ServiceError {
   return err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', `internal error: ${(err as Error)?.message ?? String(err)}`);

@@ -37,8 +37,6 @@ export class LogStore {
   private readonly keyIds = new Map<string, number>();
   private readonly keys: string[] = [];
   private readonly sizes = new Map<string, number>();
-  /** Log folders known to exist. */
-  private readonly madeDirs = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -121,29 +119,24 @@ export class LogStore {
       data = Buffer.concat([data, Buffer.from(`${notice}\n`)]);
     }
     const file = this.file(key);
-    const dir = path.dirname(file);
     try {
-      // Once per folder, not per write: with 1,000 busy functions a write per function runs every 250 ms.
-      if (!this.madeDirs.has(dir)) {
-        await fsp.mkdir(dir, { recursive: true });
-        this.madeDirs.add(dir);
-      }
       let size = this.sizes.get(key);
       if (size === undefined) size = await fsp.stat(file).then((s) => s.size, () => 0);
       if (size + data.length > FILE_LIMIT_BYTES) {
         await fsp.rename(file, `${file}.1`).catch(() => undefined);
         size = 0;
       }
+      // The folder is made only when the append finds it missing (the first write, or after an
+      // account's removal), not before every write: with 1,000 busy functions that is a write each
+      // per function every 250 ms.
       await fsp.appendFile(file, data).catch(async (err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT') throw err;
-        // The folder went away (a removed account): make it again and write once more.
-        await fsp.mkdir(dir, { recursive: true });
+        await fsp.mkdir(path.dirname(file), { recursive: true });
         await fsp.appendFile(file, data);
       });
       this.sizes.set(key, size + data.length);
     } catch {
       // Logs are best effort: a full disk must not fail invocations.
-      this.madeDirs.delete(dir);
     }
   }
 }

@@ -34,6 +34,22 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const JS_IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const PY_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * A key derived from a manifest, made once per manifest object and then reused: the hot path looks
+ * functions up by these keys on every call, and a fresh string each time costs a flatten and a hash.
+ */
+export function keyPerManifest<M extends object>(make: (manifest: M) => string): (manifest: M) => string {
+  const keys = new WeakMap<M, string>();
+  return (manifest) => {
+    let key = keys.get(manifest);
+    if (key === undefined) {
+      key = make(manifest);
+      keys.set(manifest, key);
+    }
+    return key;
+  };
+}
+
 export function isFunctionName(value: string): boolean {
   return FUNCTION_NAME.test(value);
 }

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { FunctionManifest } from './manifest';
+import { keyPerManifest, type FunctionManifest } from './manifest';
 import type { Instance } from './runtime';
 
 export interface PoolStats {
@@ -10,17 +10,8 @@ export interface PoolStats {
   coldStarts: number;
 }
 
-const versionKeys = new WeakMap<object, string>();
-
-/** `account/name/version`, made once per manifest: a fresh string per call costs a flatten and a hash. */
-export function versionKey(m: Pick<FunctionManifest, 'account' | 'name' | 'version'>): string {
-  let key = versionKeys.get(m);
-  if (key === undefined) {
-    key = `${m.account}/${m.name}/${m.version}`;
-    versionKeys.set(m, key);
-  }
-  return key;
-}
+/** `account/name/version`: the warm cache's key. */
+export const versionKey = keyPerManifest<Pick<FunctionManifest, 'account' | 'name' | 'version'>>((m) => `${m.account}/${m.name}/${m.version}`);
 
 /**
  * Warm instances keyed by function version, bounded by count and by estimated memory. An evicted

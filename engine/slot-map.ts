@@ -29,25 +29,25 @@ export class SlotMap<T> {
     let slot = this.free.pop();
     if (slot === undefined) {
       slot = this.slots.length;
-      if (slot === SLOTS) throw new RangeError(`more than ${SLOTS} calls in flight on one instance`);
+      if (slot === SLOTS) throw new RangeError(`more than ${SLOTS} entries at once`);
       this.slots.push(undefined);
       this.generations.push(0);
     }
     this.slots[slot] = value;
     this.count++;
-    return this.generations[slot]! * SLOTS + slot;
+    return this.idOf(slot);
   }
 
   get(id: number): T | undefined {
-    const slot = id % SLOTS;
-    return this.generations[slot] === (id - slot) / SLOTS ? this.slots[slot] : undefined;
+    const slot = slotOf(id);
+    return this.idOf(slot) === id ? this.slots[slot] : undefined;
   }
 
   /** Removes and returns the entry, or undefined when it was already taken (or never added). */
   take(id: number): T | undefined {
     const value = this.get(id);
     if (value === undefined) return undefined;
-    const slot = id % SLOTS;
+    const slot = slotOf(id);
     this.slots[slot] = undefined;
     this.generations[slot] = (this.generations[slot]! + 1) % GENERATIONS;
     this.free.push(slot);
@@ -59,9 +59,14 @@ export class SlotMap<T> {
   ids(): number[] {
     const ids: number[] = [];
     for (let slot = 0; slot < this.slots.length; slot++) {
-      if (this.slots[slot] !== undefined) ids.push(this.generations[slot]! * SLOTS + slot);
+      if (this.slots[slot] !== undefined) ids.push(this.idOf(slot));
     }
     return ids;
+  }
+
+  /** The id of the entry now in `slot`. */
+  private idOf(slot: number): number {
+    return this.generations[slot]! * SLOTS + slot;
   }
 }
 

@@ -91,13 +91,17 @@ export function takeEntryPoints(context: ivm.Context): Pick<BlankIsolate, 'callR
  */
 export function createBlankIsolate(memoryMb: number, sandbox: { source: string; cache?: ivm.ExternalCopy<ArrayBuffer> }): BlankIsolate {
   if (!sandbox.cache) sandbox.cache = warmedRuntimeCache(memoryMb, sandbox.source);
+  return loadRuntime(memoryMb, sandbox.source, sandbox.cache);
+}
+
+/** A new isolate with islet's runtime script run in it (compiled from `cache` when there is one). */
+function loadRuntime(memoryMb: number, source: string, cache: ivm.ExternalCopy<ArrayBuffer> | undefined): BlankIsolate {
   const bridge: BlankIsolate['bridge'] = { target: undefined };
   const isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError: () => bridge.target?.onCatastrophe() });
   try {
     const context = isolate.createContextSync();
     installBridge(isolate, context, bridge);
-    const script = isolate.compileScriptSync(sandbox.source, { filename: SANDBOX_NAME, ...(sandbox.cache ? { cachedData: sandbox.cache } : {}) });
-    script.runSync(context);
+    isolate.compileScriptSync(source, { filename: SANDBOX_NAME, ...(cache ? { cachedData: cache } : {}) }).runSync(context);
     return { isolate, context, memoryMb, bridge, ...takeEntryPoints(context) };
   } catch (err) {
     isolate.dispose();
@@ -120,12 +124,8 @@ const WARM_UP_MAIN = `(function (exports, require, module) {
  * the script V8 already has, with those functions. No user code ever runs in this isolate.
  */
 function warmedRuntimeCache(memoryMb: number, source: string): ivm.ExternalCopy<ArrayBuffer> | undefined {
-  const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
+  const { isolate, context, initRef, callRef } = loadRuntime(memoryMb, source, undefined);
   try {
-    const context = isolate.createContextSync();
-    installBridge(isolate, context, { target: undefined });
-    isolate.compileScriptSync(source, { filename: SANDBOX_NAME }).runSync(context);
-    const { initRef, callRef } = takeEntryPoints(context);
     const main = isolate.compileScriptSync(WARM_UP_MAIN, { filename: '/warm-up.js' }).runSync(context, { reference: true }) as ivm.Reference<unknown>;
     const config = JSON.stringify({ accountId: 'islet', env: {}, files: ['warm-up.js'], main: 'warm-up.js', entrypoint: 'warmUp' });
     initRef.applySync(undefined, [config, main.derefInto()], { timeout: 1000 });
