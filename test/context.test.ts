@@ -21,6 +21,8 @@ interface ContextOut {
   method: string;
   path: string;
   query: Record<string, string>;
+  queryEntries: [string, string][];
+  queryPrototype: string;
   headers: Record<string, string>;
   raw: string;
   rawIsBuffer: boolean;
@@ -54,6 +56,16 @@ t.test('request: method, path, query (last value wins), lower-case headers, raw 
   t.equal(out.requestId, res.headers.get('x-service-request-id'));
   t.same(out.env, { GREETING: 'hi', EMPTY: '', SERVICE_ACCOUNT_ID: s.accountId });
   t.same(out.requestEnv, out.env);
+});
+
+t.test('query edge cases: bare names, empty parts, bad escapes, + and %2B, an empty name, __proto__ as a plain field', async (t) => {
+  const out = (await (await s.call('context', { query: 'flag&&x=%E0%A4%A&__proto__=p&sp=a+b%2Bc&=v&k=1=2' })).json()) as ContextOut;
+  t.same(out.queryEntries, [['flag', ''], ['x', '%E0%A4%A'], ['__proto__', 'p'], ['sp', 'a b+c'], ['', 'v'], ['k', '1=2']]);
+  t.equal(out.queryPrototype, 'Object.prototype', '__proto__ in the query does not replace the prototype');
+  t.equal(out.raw, '', 'a call without a body reads an empty Buffer');
+  t.equal(out.rawIsBuffer, true);
+  t.equal(out.bodyIsSame, true, 'the same empty Buffer on every read');
+  t.same(out.body, {});
 });
 
 t.test('path is / when none; a non-UTF-8 body stays raw and the body argument is undefined', async (t) => {
