@@ -7,6 +7,7 @@ import { toArrayBuffer } from '../engine/bytes';
 import { ServiceError } from '../engine/errors';
 import type { FunctionManifest } from '../engine/manifest';
 import { installBridge, takeEntryPoints, type BlankIsolate } from '../engine/isolate/blank';
+import { installLibraries } from '../engine/isolate/libraries';
 import { IsolateInstance } from '../engine/isolate/instance';
 import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../engine/runtime';
 
@@ -128,7 +129,8 @@ export class PythonRuntime implements Runtime {
     const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
     try {
       const context = await isolate.createContext();
-      installBridge(isolate, context, bridge);
+      installBridge(isolate, context, bridge, { invokeSync: true });
+      installLibraries(context);
       const wasmCap = Math.max(memoryMb * 1024 * 1024, assets.snapshotBytes + 16 * 1024 * 1024);
       await context.evalClosure('globalThis.__isletPy = { wasm: $0, stdlib: $1, snapshot: $2, lock: $3, memoryCap: $4 };', [
         assets.wasm.copyInto(), assets.stdlib.copyInto(), assets.snapshot.copyInto(), assets.lock, wasmCap,

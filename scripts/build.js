@@ -26,7 +26,10 @@ run(bin('tsc'), ['-p', 'python/sandbox/tsconfig.json']);
 // and function names are visible to user code); runtime frames never show in user stacks.
 for (const [entry, outfile, globalName] of [
   ['engine/node8/sandbox/index.ts', 'dist/engine/node8/sandbox.js'],
-  ['engine/node8/sandbox/url-lib.ts', 'dist/engine/node8/url-lib.js', '__isletUrlLib'],
+  // islet's libraries for functions, evaluated in an isolate on first use (engine/isolate/libraries.ts).
+  ['engine/node8/sandbox/buffer-lib.ts', 'dist/engine/node8/buffer-lib.js', '__isletLib'],
+  ['engine/node8/sandbox/fetch-lib.ts', 'dist/engine/node8/fetch-lib.js', '__isletLib'],
+  ['engine/node8/sandbox/url-lib.ts', 'dist/engine/node8/url-lib.js', '__isletLib'],
   ['python/sandbox/index.ts', 'dist/python/sandbox.js'],
 ]) {
   require('esbuild').buildSync({

@@ -12,6 +12,7 @@ t.before(async () => {
   await s.deploy('ok', probes, 'ok');
   await s.deploy('slow', probes, 'slow');
   await s.deploy('throws', probes, 'throws');
+  await s.deploy('library_throws', probes, 'libraryThrows');
   await s.deploy('spin', probes, 'spin', { timeoutMs: 300 });
   await s.deploy('buffer_alloc', probes, 'bufferAlloc');
   await s.deploy('bad_status', probes, 'badStatus');
@@ -65,6 +66,14 @@ t.test('500 ERR_FUNCTION_FAILED: the user error with the user stack only', async
   t.equal(body.message, 'the handler failed on purpose');
   t.match(body.stack, /TypeError: the handler failed on purpose\n\s+at exports\.throws \(\/function\.js:\d+:\d+\)/);
   t.notMatch(body.stack, /islet:runtime|dist\/engine|node:internal|isolated-vm/, 'no host frames');
+});
+
+t.test('500 ERR_FUNCTION_FAILED: an error thrown inside islet\'s Buffer or URL shows the user\'s frames only', async (t) => {
+  for (const lib of ['buffer', 'url']) {
+    const body = await expectError(t, await s.call('library_throws', { query: `lib=${lib}` }), 500, 'ERR_FUNCTION_FAILED');
+    t.match(body.stack, /^(Type|Range)Error: .*\n\s+at exports\.libraryThrows \(\/function\.js:\d+:\d+\)/, `${lib}: the stack starts at the user's call`);
+    t.notMatch(body.stack, /islet:/, `${lib}: no frames of islet's libraries or runtime`);
+  }
 });
 
 t.test('500 ERR_FUNCTION_FAILED: module code that fails on a cold start answers its own error, every time', async (t) => {

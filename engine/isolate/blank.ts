@@ -1,21 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
 import ivm from 'isolated-vm';
-
-/** islet's own libraries that isolates load on first use, by name (read once). */
-const LIBRARY_FILES: Record<string, string> = { url: path.join(__dirname, '..', 'node8', 'url-lib.js') };
-const libraries = new Map<string, string>();
-
-function library(name: unknown): string | undefined {
-  if (typeof name !== 'string' || !Object.hasOwn(LIBRARY_FILES, name)) return undefined;
-  let source = libraries.get(name);
-  if (source === undefined) {
-    source = readFileSync(LIBRARY_FILES[name]!, 'utf8');
-    libraries.set(name, source);
-  }
-  return source;
-}
+import { installLibraries } from './libraries';
 
 /** What the sandbox's host callbacks reach: the instance the isolate became (none while blank). */
 export interface BridgeTarget {
@@ -48,27 +33,30 @@ export type CachedScript = ivm.Script & ivm.CachedDataResult & { cachedDataRejec
  * Puts `__isletHost` on the context's global: the callbacks the sandbox captures and deletes before
  * any user code runs. Each copies its arguments in and its result out; none hands the isolate a
  * host object. They reach whatever instance `bridge.target` is (none while the isolate is blank).
+ * `invokeSync` is for runtimes whose sdk calls are synchronous (Python).
  */
-export function installBridge(isolate: ivm.Isolate, context: ivm.Context, bridge: BlankIsolate['bridge']): void {
+export function installBridge(isolate: ivm.Isolate, context: ivm.Context, bridge: BlankIsolate['bridge'], options: { invokeSync?: boolean } = {}): void {
   const host = isolate.compileScriptSync('({})').runSync(context, { reference: true }) as ivm.Reference<Record<string, unknown>>;
   host.setSync('log', new ivm.Callback((requestId: unknown, level: unknown, text: unknown) => {
     bridge.target?.log(String(requestId).slice(0, 64), String(level).slice(0, 8), String(text));
   }, { ignored: true }));
   host.setSync('readModule', new ivm.Callback((path: unknown) => (typeof path === 'string' ? bridge.target?.readModule(path) : undefined)));
   host.setSync('timer', new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(Number(op), Number(id), Number(ms)), { ignored: true }));
-  host.setSync('library', new ivm.Callback(library));
   host.setSync('deliver', new ivm.Callback((id: unknown, result: unknown) => bridge.target?.deliver(Number(id), result), { ignored: true }));
   host.setSync('random', new ivm.Callback((n: unknown) => randomBytes(Math.min(Math.max(Number(n) | 0, 1), 65536)).toString('hex')));
   host.setSync('startOp', new ivm.Callback(
     (kind: unknown, id: unknown, _requestId: unknown, payload: unknown, body: unknown) => bridge.target?.startOp(String(kind), Number(id), String(payload), body),
     { ignored: true },
   ));
-  // For synchronous callers (Python's sdk.invoke): the isolate's thread waits while the host's
-  // event loop runs the call. Only the sandbox's closure holds this reference.
-  host.setSync('invokeSync', new ivm.Reference(async (payload: unknown) => {
-    if (!bridge.target) throw new Error('not initialised');
-    return bridge.target.invokeSync(String(payload));
-  }));
+  // The isolate's thread waits while the host's event loop runs the call. Only the sandbox's closure
+  // holds this reference. Not given to isolates that do not need it: the first Reference in an
+  // isolate sets up isolated-vm's Reference class there, about 19 KB.
+  if (options.invokeSync) {
+    host.setSync('invokeSync', new ivm.Reference(async (payload: unknown) => {
+      if (!bridge.target) throw new Error('not initialised');
+      return bridge.target.invokeSync(String(payload));
+    }));
+  }
   context.global.setSync('__isletHost', host.derefInto());
 }
 
@@ -101,6 +89,7 @@ function loadRuntime(memoryMb: number, source: string, cache: ivm.ExternalCopy<A
   try {
     const context = isolate.createContextSync();
     installBridge(isolate, context, bridge);
+    installLibraries(context);
     isolate.compileScriptSync(source, { filename: SANDBOX_NAME, ...(cache ? { cachedData: cache } : {}) }).runSync(context);
     return { isolate, context, memoryMb, bridge, ...takeEntryPoints(context) };
   } catch (err) {

@@ -7,6 +7,7 @@ import { toArrayBuffer } from '../bytes';
 import type { FunctionManifest } from '../manifest';
 import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../runtime';
 import { createBlankIsolate, type BlankIsolate, type CachedScript } from '../isolate/blank';
+import { sharedLibraryBytes } from '../isolate/libraries';
 import { IsolateInstance } from '../isolate/instance';
 
 export interface Node8RuntimeOptions {
@@ -195,8 +196,12 @@ async function readSmallFileFast(file: string, optional = false): Promise<Buffer
   }
 }
 
-/** The heap V8 has committed, what it allocated outside the heap, and external (ArrayBuffer) memory. */
+/**
+ * The heap V8 has committed, what it allocated outside the heap, and external memory (ArrayBuffers,
+ * the runtime's source) less the library text all isolates share.
+ */
 function sizeMbOf(stats: ivm.HeapStatistics): number {
-  return Math.max(1, Math.ceil((stats.total_heap_size + stats.malloced_memory + stats.externally_allocated_size) / (1024 * 1024)));
+  const external = Math.max(0, stats.externally_allocated_size - sharedLibraryBytes());
+  return Math.max(1, Math.ceil((stats.total_heap_size + stats.malloced_memory + external) / (1024 * 1024)));
 }
 

@@ -14,8 +14,6 @@ export interface HostBridge {
   random(bytes: number): string;
   /** Delivers the result of a call that finished after its batch returned (fire and forget). */
   deliver(id: number, result: unknown): void;
-  /** Source of one of islet's own libraries that isolates load on first use (`url`). */
-  library(name: string): string | undefined;
   /** Starts an asynchronous host operation (`fetch`, `invoke`); the result arrives with `fire(OP, id, …)`. */
   startOp(kind: string, id: number, requestId: string, payload: string, body: ArrayBuffer | undefined): void;
 }

@@ -23,6 +23,3 @@ interface BufferConstructorLike {
   isBuffer(value: unknown): boolean;
   byteLength(value: string, encoding?: string): number;
 }
-// esbuild bundles these calls; they run on first use of the global that needs them.
-declare function require(id: 'buffer'): typeof import('buffer');
-declare function require(id: 'whatwg-fetch'): typeof import('whatwg-fetch');

@@ -26,7 +26,7 @@ export type CallResult =
 
 class BadResponse extends Error {}
 
-const RUNTIME_FRAME = /islet:(runtime|url)/;
+const RUNTIME_FRAME = /islet:(runtime|lib\/)/;
 
 /** The user's stack: their frames only, none of the runtime's. */
 export function userStack(err: Error): string | undefined {

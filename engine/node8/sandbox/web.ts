@@ -1,4 +1,5 @@
 import type { HostBridge } from './host';
+import { library } from './libraries';
 
 /**
  * Web platform globals for functions: Buffer, TextEncoder/TextDecoder, atob/btoa, URL,
@@ -25,7 +26,7 @@ function lazyGlobal(name: string, factory: () => unknown): void {
 }
 
 export function getBuffer(): BufferConstructorLike {
-  return require('buffer').Buffer;
+  return library('buffer').Buffer;
 }
 
 export function toBytes(value: unknown): Uint8Array | undefined {
@@ -233,31 +234,16 @@ function makeFetch(ops: Ops) {
   };
 }
 
-/** whatwg-url, evaluated on first use from the bundle the host keeps (see url-lib.ts). */
-function urlLibrary(host: HostBridge): () => typeof import('whatwg-url') {
-  let lib: typeof import('whatwg-url') | undefined;
-  return () => {
-    if (!lib) {
-      const source = host.library('url');
-      if (typeof source !== 'string') throw new Error('URL support is not available');
-      const indirectEval = eval;
-      lib = indirectEval(`(function () {${source}\nreturn __isletUrlLib;\n})()\n//# sourceURL=islet:url`) as typeof import('whatwg-url');
-    }
-    return lib;
-  };
-}
-
 export function installWebGlobals(host: HostBridge, ops: Ops): void {
-  const url = urlLibrary(host);
-  lazyGlobal('Buffer', () => require('buffer').Buffer);
+  lazyGlobal('Buffer', getBuffer);
   lazyGlobal('TextEncoder', () => TextEncoder);
   lazyGlobal('TextDecoder', () => TextDecoder);
   lazyGlobal('atob', () => atob);
   lazyGlobal('btoa', () => btoa);
-  lazyGlobal('URL', () => url().URL);
-  lazyGlobal('URLSearchParams', () => url().URLSearchParams);
+  lazyGlobal('URL', () => library('url').URL);
+  lazyGlobal('URLSearchParams', () => library('url').URLSearchParams);
   lazyGlobal('crypto', () => makeCrypto(host));
-  lazyGlobal('Headers', () => require('whatwg-fetch').Headers);
+  lazyGlobal('Headers', () => library('fetch').Headers);
   lazyGlobal('Response', () => Response);
   const fetch = makeFetch(ops);
   Object.defineProperty(globalThis, 'fetch', { value: fetch, writable: true, configurable: true, enumerable: false });
