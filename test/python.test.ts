@@ -57,12 +57,14 @@ t.test('explicit HTTPResponse: an HTML page and a 302 redirect', async (t) => {
 
 t.test('the request object, os.environ and print/logging', async (t) => {
   await s.deployPython('py_context', probes, 'context', { env: { GREETING: 'hi' } });
-  const res = await s.call('py_context', { method: 'PUT', path: '/a/b', query: 'x=1&x=2&y=z', headers: { 'X-Thing': 'v' }, body: '{"n":1}' });
+  const res = await s.call('py_context', { method: 'PUT', path: '/a/b', query: 'x=1&x=2&y=z&flag&&k=1=2', headers: { 'X-Thing': 'v' }, body: '{"n":1}' });
   const out = (await res.json()) as Record<string, unknown>;
   t.same(out.body, { n: 1 });
   t.equal(out.method, 'PUT');
   t.equal(out.path, '/a/b');
-  t.same(out.query, { x: '2', y: 'z' });
+  t.same(out.query, { x: '2', y: 'z', flag: '', k: '1=2' }, 'last value wins; a bare name is empty; empty parts are skipped');
+  const escaped = (await (await s.call('py_context', { query: 'a=x%20y&b=c+d&e' })).json()) as Record<string, unknown>;
+  t.same(escaped.query, { a: 'x y', b: 'c d', e: '' }, 'escapes and + are decoded');
   t.equal((out.headers as Record<string, string>)['x-thing'], 'v');
   t.equal(out.raw, '{"n":1}');
   t.equal(out.raw_type, 'bytes');
