@@ -222,7 +222,7 @@ export class Engine {
       const status = outcome.ok ? outcome.response.status : outcome.error.status;
       const message = `${request.method} ${status} ${durationUs.toFixed(3)} us${outcome.ok ? '' : ` ${outcome.error.code}`}`;
       // The call line, written as JSON directly: it is on every call's path.
-      this.logs.appendLine(manifest.account, manifest.name, `{"t":${Date.now()},"requestId":${JSON.stringify(requestId)},"level":"call","message":${JSON.stringify(message)}}`);
+      this.logs.appendLine(key, `{"t":${Date.now()},"requestId":${JSON.stringify(requestId)},"level":"call","message":${JSON.stringify(message)}}`);
       if (!outcome.ok) respond(errorResponse(outcome.error, requestId, durationUs));
       else respond({ status, headers: outcome.response.headers, body: outcome.response.body, requestId, durationUs });
     };

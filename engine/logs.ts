@@ -45,12 +45,14 @@ export class LogStore {
   }
 
   append(account: string, name: string, entry: LogEntry): void {
-    this.appendLine(account, name, JSON.stringify(entry));
+    this.appendLine(`${account}/${name}`, JSON.stringify(entry));
   }
 
-  /** Appends an entry already written as one line of JSON (a LogEntry). */
-  appendLine(account: string, name: string, line: string): void {
-    const key = `${account}/${name}`;
+  /**
+   * Appends an entry already written as one line of JSON (a LogEntry) to the logs of `key`,
+   * `account/name` (on the call path: a key string kept by the caller is hashed only once).
+   */
+  appendLine(key: string, line: string): void {
     let id = this.keyIds.get(key);
     if (id === undefined) {
       id = this.keys.push(key) - 1;
