@@ -23,25 +23,36 @@ const FLUSH_MS = 250;
 const BATCH_LIMIT_BYTES = FILE_LIMIT_BYTES - 512;
 /** Pending lines of all functions together; a full arena is written at once. */
 const ARENA_MAX_BYTES = 8 * 1024 * 1024;
+/** Files appended at the same time during a flush (each append is an open, a write and a close). */
+const WRITE_CONCURRENCY = 8;
 
 /**
  * Per-function logs, kept on disk as JSON lines: `logs/<account>/<name>.log` plus one rotated
  * `.log.1`, so each function keeps at most ~2 MB. Writes are batched and appended every 250 ms
  * (sooner when 8 MB are pending); a function's burst beyond what fits one file drops the oldest
- * lines of its batch and records how many.
+ * lines of its batch and records how many. One batch is written at a time, several files at once;
+ * when the disk falls behind, lines wait in the arena, and those that do not fit there are
+ * dropped and counted, so memory stays bounded.
  */
 export class LogStore {
   private readonly root: string;
-  private readonly pending = new LogArena(ARENA_MAX_BYTES, BATCH_LIMIT_BYTES);
+  private readonly pending: LogArena;
   /** Function keys (`account/name`) by the number the arena knows them by, and back. */
   private readonly keyIds = new Map<string, number>();
   private readonly keys: string[] = [];
   private readonly sizes = new Map<string, number>();
+  /** Lines refused by a full arena while a batch was being written, by key id. */
+  private readonly overflow = new Map<number, number>();
   private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  /** The batch being written (settled when none is). */
+  private writing: Promise<void> = Promise.resolve();
+  private busy = false;
+  /** The flush waiting for that write to end; it drains the arena when it starts. */
+  private queued: Promise<void> | undefined;
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, arenaBytes = ARENA_MAX_BYTES) {
     this.root = path.join(dataDir, 'logs');
+    this.pending = new LogArena(arenaBytes, Math.min(BATCH_LIMIT_BYTES, arenaBytes));
   }
 
   append(account: string, name: string, entry: LogEntry): void {
@@ -59,22 +70,51 @@ export class LogStore {
       this.keyIds.set(key, id);
     }
     if (!this.pending.add(id, line)) {
-      // Full: write what is pending now. (Lines are far smaller than the arena, so this one fits.)
-      void this.flush();
-      this.pending.add(id, line);
+      // Full. With no write in progress, write what is pending now and keep the line (lines are
+      // far smaller than the arena); while one is, the line is dropped and counted.
+      if (!this.busy && this.queued === undefined) {
+        void this.drainNow();
+        this.pending.add(id, line);
+      } else {
+        this.overflow.set(id, (this.overflow.get(id) ?? 0) + 1);
+        void this.flush();
+      }
     }
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
-  /** Writes everything pending. */
+  /**
+   * Writes every line appended so far. The flushes asked for while a batch is being written are
+   * one: it drains the arena when that write ends.
+   */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const batches = this.pending.drain();
-    this.flushing = this.flushing.then(async () => {
-      for (const [id, batch] of batches) await this.write(this.keys[id]!, batch);
+    this.queued ??= this.writing.then(() => {
+      this.queued = undefined;
+      return this.drainNow();
     });
-    return this.flushing;
+    return this.queued;
+  }
+
+  /** Takes the pending lines and writes them, several files at once (only when no write is in progress). */
+  private drainNow(): Promise<void> {
+    const batches = this.pending.drain();
+    for (const [id, count] of this.overflow) {
+      const batch = batches.get(id);
+      if (batch) batch.dropped += count;
+      else batches.set(id, { data: Buffer.alloc(0), dropped: count });
+    }
+    this.overflow.clear();
+    const queue = [...batches];
+    const worker = async (): Promise<void> => {
+      for (let next = queue.pop(); next; next = queue.pop()) await this.write(this.keys[next[0]]!, next[1]);
+    };
+    this.busy = true;
+    this.writing = Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, queue.length) }, worker)).then(() => {
+      this.busy = false;
+    });
+    return this.writing;
   }
 
   async read(account: string, name: string, query: LogQuery = {}): Promise<LogEntry[]> {
@@ -117,7 +157,7 @@ export class LogStore {
   private async write(key: string, batch: DrainedLog): Promise<void> {
     let data = batch.data;
     if (batch.dropped) {
-      const notice = JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than fit in ${FLUSH_MS} ms)` });
+      const notice = JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than fit in ${FLUSH_MS} ms, or the disk fell behind)` });
       data = Buffer.concat([data, Buffer.from(`${notice}\n`)]);
     }
     const file = this.file(key);

@@ -62,3 +62,34 @@ t.test('the log store writes again after its folder was removed', async (t) => {
   t.same(entries.map((e) => e.message), ['second'], 'the line after the removal is kept');
   rmSync(dataDir, { recursive: true, force: true });
 });
+
+t.test('one flush writes the lines of a thousand functions, several files at once', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-logs-'));
+  const logs = new LogStore(dataDir);
+  for (let i = 0; i < 1000; i++) logs.append('acc', `fn${i}`, { t: i, requestId: 'r', level: 'info', message: `line of fn${i}` });
+  await logs.flush();
+  const { readdirSync } = await import('node:fs');
+  t.equal(readdirSync(path.join(dataDir, 'logs', 'acc')).length, 1000, 'a file per function');
+  t.same((await logs.read('acc', 'fn999')).map((e) => e.message), ['line of fn999']);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+t.test('while a batch is written, flushes are one and a full arena drops new lines and counts them', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-logs-'));
+  const logs = new LogStore(dataDir, 256 * 1024);
+  logs.append('acc', 'a', { t: 1, requestId: 'r', level: 'info', message: 'first' });
+  const writing = logs.flush();
+  // Microtasks only: the batch has started writing and no file operation can have finished yet.
+  for (let i = 0; i < 5; i++) await null;
+  const text = 'x'.repeat(10_000);
+  for (let i = 0; i < 40; i++) logs.append('acc', 'b', { t: i, requestId: 'r', level: 'info', message: `${i} ${text}` });
+  t.equal(logs.flush(), logs.flush(), 'flushes asked for during a write share one');
+  await writing;
+  const entries = await logs.read('acc', 'b');
+  const kept = entries.filter((e) => e.level === 'info');
+  t.ok(kept.length > 0 && kept.length < 40, `${kept.length} of 40 lines fit the arena`);
+  t.same(kept.map((e) => e.t), Array.from({ length: kept.length }, (_, i) => i), 'the oldest lines are kept, in order');
+  t.match(entries.at(-1)?.message, new RegExp(`^${40 - kept.length} log lines dropped`), 'the drop is counted in the function\'s logs');
+  t.same((await logs.read('acc', 'a')).map((e) => e.message), ['first']);
+  rmSync(dataDir, { recursive: true, force: true });
+});
