@@ -139,6 +139,7 @@ async function main(): Promise<void> {
     // whether the warm cache keeps them all under load.
     const firstCalls = await timeCalls(url, accountId, apiKey, manyNames, 0);
     figures.many_first_calls_s = firstCalls.reduce((a, b) => a + b, 0) / 1000;
+    figures.many_rss_after_first_calls_mb = rssMb(islet.child.pid!);
     const before = (await (await fetch(`${url}/healthz`)).json()) as { hits: number; misses: number };
     const many = await run(url, { paths: manyNames.map((name) => `/v2/run/${accountId}/${name}?name=abc`), headers });
     const after = (await (await fetch(`${url}/healthz`)).json()) as { hits: number; misses: number; warm: number };
@@ -147,6 +148,9 @@ async function main(): Promise<void> {
     figures.many_hit_rate = (after.hits - before.hits) / Math.max(1, after.hits - before.hits + after.misses - before.misses);
     figures.many_warm_instances = after.warm;
     figures.many_rss_mb = rssMb(islet.child.pid!);
+    // Each warm isolate grows with the calls it has taken (young-generation pages): the RSS above
+    // depends on this, which depends on how fast the machine served the load.
+    figures.many_calls_per_function = 1 + (after.hits - before.hits) / serverConfig.manyFunctions;
 
     if (serverConfig.python) {
       console.log('5. warm Python hello and Python cold start (a server of their own)');
