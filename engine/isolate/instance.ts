@@ -180,8 +180,8 @@ export class IsolateInstance implements Instance {
     const metas = queued.map((c) => c.meta).join('\n');
     // Bodies go as arguments of their own: strings are copied as they are, bytes as one copy each
     // (a structured clone of an array of bodies would serialise every string again).
-    const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : c.raw));
-    const entry = this.callRef.apply(undefined, [metas, batch.ids.join(','), ...bodies], { result: { copy: true } });
+    const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : textArgument(c.raw)));
+    const entry = this.callRef.apply(undefined, [textArgument(metas), batch.ids.join(','), ...bodies], { result: { copy: true } });
     // A failed load answers the batch first (its calls found no handler).
     (loading ? loading.then(() => entry) : entry).then(
       (results) => {
@@ -377,7 +377,7 @@ export class IsolateInstance implements Instance {
     const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
     const settle = (ok: boolean, resultPayload: string, resultBody?: Uint8Array) => {
       this.pendingOps--;
-      const args: unknown[] = [FIRE_OP, id, ok, resultPayload];
+      const args: unknown[] = [FIRE_OP, id, ok, textArgument(resultPayload)];
       if (resultBody) args.push(new ivm.ExternalCopy(toArrayBuffer(resultBody)).copyInto({ release: true }));
       this.fire(args);
     };
@@ -404,6 +404,19 @@ export class IsolateInstance implements Instance {
       if (error.code === 'ERR_TIMEOUT') this.die('timeout');
     });
   }
+}
+
+/**
+ * A text for an isolate. isolated-vm hands a string of 1,024 characters or more to an isolate as an
+ * external string and counts its bytes against the isolate's memory limit, but V8 is not told of
+ * them: once such strings outlive a young-generation collection (a batch of POST bodies does),
+ * nothing collects them until a full collection: a function that keeps nothing, taking 10 KB
+ * bodies 64 at a time, was measured at up to 120 MB of its 128 MB limit. So a
+ * long text goes as a one-element array, which isolated-vm serialises: the isolate gets an
+ * ordinary string in its heap. The sandbox unwraps it (`fromHost` in its host.ts).
+ */
+export function textArgument(text: string | undefined): string | ivm.Copy<string[]> | undefined {
+  return text !== undefined && text.length >= 1024 ? new ivm.ExternalCopy([text]).copyInto({ release: true }) : text;
 }
 
 function withDefaultType(headers: Record<string, string>, type: string): Record<string, string> {

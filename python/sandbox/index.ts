@@ -6,7 +6,7 @@
  * module is evaluated): it reads files only through `read`/`readbuffer` below, which serve the
  * copied bytes, and those globals are removed once it has booted.
  */
-import { current, FIRE_OP, FIRE_TIMER, type HostBridge } from '../../engine/node8/sandbox/host';
+import { current, FIRE_OP, FIRE_TIMER, fromHost, type HostBridge } from '../../engine/node8/sandbox/host';
 import { makeTimers } from '../../engine/node8/sandbox/timers';
 import { makeCrypto, TextDecoder, TextEncoder } from '../../engine/node8/sandbox/web';
 import RUNTIME_PY from './runtime.py';
@@ -186,8 +186,9 @@ function call(metaJson: string, raw: string | ArrayBuffer | undefined): CallResu
 }
 
 /** Several calls in one entry (see the node8 sandbox's callMany); Python handlers are synchronous. */
-function callMany(metas: string, _ids: string, ...bodies: (string | ArrayBuffer | undefined)[]): CallResult[] {
-  return metas.split('\n').map((meta, i) => call(meta, bodies[i]));
+function callMany(metasArgument: string | [string], _ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): CallResult[] {
+  const metas = fromHost(metasArgument);
+  return metas.split('\n').map((meta, i) => call(meta, fromHost(bodies[i])));
 }
 
 function fire(kind: number, id: number): void {

@@ -31,3 +31,8 @@ export const FIRE_OP = 1;
 
 /** Which request the code running now belongs to (set at every entry from the host). */
 export const current = { requestId: '' };
+
+/** A text from the host: long ones come as a one-element array (see textArgument in instance.ts). */
+export function fromHost<T>(value: T | [T]): T {
+  return Array.isArray(value) ? value[0] : value;
+}

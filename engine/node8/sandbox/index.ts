@@ -6,7 +6,7 @@
  */
 import { SlotMap } from '../../slot-map';
 import { makeConsole } from './console';
-import { current, FIRE_OP, FIRE_TIMER, type HostBridge, type SandboxConfig } from './host';
+import { current, FIRE_OP, FIRE_TIMER, fromHost, type HostBridge, type SandboxConfig } from './host';
 import { ModuleSystem } from './modules';
 import { encodeError, encodeResult, HTTPResponse, userStack, type CallResult } from './response';
 import { makeTimers } from './timers';
@@ -224,13 +224,14 @@ function call(metaJson: string, raw: string | ArrayBuffer | undefined): CallResu
  * Results of plain values come back in the array; a call whose handler returned a promise leaves 0
  * there and its result comes later through `host.deliver`.
  */
-function callMany(metas: string, ids: string, ...bodies: (string | ArrayBuffer | undefined)[]): (CallResult | 0)[] {
+function callMany(metasArgument: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[] {
+  const metas = fromHost(metasArgument);
   // One call (the common case when a function is not busy): no lists to split.
-  if (!metas.includes('\n')) return [settleLater(call(metas, bodies[0]), ids)];
+  if (!metas.includes('\n')) return [settleLater(call(metas, fromHost(bodies[0])), ids)];
   const list = metas.split('\n');
   const idList = ids.split(',');
   const results: (CallResult | 0)[] = [];
-  for (let i = 0; i < list.length; i++) results.push(settleLater(call(list[i]!, bodies[i]), idList[i]!));
+  for (let i = 0; i < list.length; i++) results.push(settleLater(call(list[i]!, fromHost(bodies[i])), idList[i]!));
   return results;
 }
 
@@ -243,7 +244,8 @@ function settleLater(result: CallResult | Promise<CallResult>, id: string): Call
 }
 
 /** Host events: a timer fired, or an asynchronous operation finished. */
-function fire(kind: number, id: number, ok?: boolean, payload?: string, body?: ArrayBuffer): void {
+function fire(kind: number, id: number, ok?: boolean, payloadArgument?: string | [string], body?: ArrayBuffer): void {
+  const payload = fromHost(payloadArgument);
   if (kind === FIRE_TIMER) {
     timers.fire(id);
   } else if (kind === FIRE_OP) {
