@@ -44,9 +44,8 @@ export class LogStore {
   /** Lines refused by a full arena while a batch was being written, by key id. */
   private readonly overflow = new Map<number, number>();
   private timer: NodeJS.Timeout | undefined;
-  /** The batch being written (settled when none is). */
-  private writing: Promise<void> = Promise.resolve();
-  private busy = false;
+  /** The batch being written, if one is. */
+  private writing: Promise<void> | undefined;
   /** The flush waiting for that write to end; it drains the arena when it starts. */
   private queued: Promise<void> | undefined;
 
@@ -72,7 +71,7 @@ export class LogStore {
     if (!this.pending.add(id, line)) {
       // Full. With no write in progress, write what is pending now and keep the line (lines are
       // far smaller than the arena); while one is, the line is dropped and counted.
-      if (!this.busy && this.queued === undefined) {
+      if (this.writing === undefined && this.queued === undefined) {
         void this.drainNow();
         this.pending.add(id, line);
       } else {
@@ -90,7 +89,7 @@ export class LogStore {
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.queued ??= this.writing.then(() => {
+    this.queued ??= (this.writing ?? Promise.resolve()).then(() => {
       this.queued = undefined;
       return this.drainNow();
     });
@@ -110,11 +109,11 @@ export class LogStore {
     const worker = async (): Promise<void> => {
       for (let next = queue.pop(); next; next = queue.pop()) await this.write(this.keys[next[0]]!, next[1]);
     };
-    this.busy = true;
-    this.writing = Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, queue.length) }, worker)).then(() => {
-      this.busy = false;
+    const writing = Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, queue.length) }, worker)).then(() => {
+      this.writing = undefined;
     });
-    return this.writing;
+    this.writing = writing;
+    return writing;
   }
 
   async read(account: string, name: string, query: LogQuery = {}): Promise<LogEntry[]> {

@@ -1,13 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
-
-/** islet's own libraries for node8 functions, bundled apart from the runtime (see scripts/build.js). */
-export const LIBRARY_NAMES = ['buffer', 'fetch', 'url'] as const;
-export type LibraryName = (typeof LIBRARY_NAMES)[number];
-
-/** The global a library's source is put under before the runtime runs (the runtime deletes it). */
-export const libraryGlobal = (name: LibraryName): string => `__isletLib_${name}`;
+import { LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../library-names';
 
 /** Each bundle's IIFE assigns this name; the text that isolates evaluate returns it. */
 const BUNDLE_GLOBAL = '__isletLib';

@@ -3,18 +3,19 @@
  * text is not part of this runtime: the host puts one shared copy of it on the global before the
  * runtime runs (see engine/isolate/libraries.ts), and it is taken from there at once.
  */
-interface Libraries {
+import { LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../../library-names';
+
+interface Libraries extends Record<LibraryName, unknown> {
   buffer: typeof import('buffer');
   fetch: typeof import('whatwg-fetch');
   url: typeof import('whatwg-url');
 }
-type LibraryName = keyof Libraries;
 
 const g = globalThis as unknown as Record<string, unknown>;
 const sources = new Map<LibraryName, unknown>();
-for (const name of ['buffer', 'fetch', 'url'] as const) {
-  sources.set(name, g[`__isletLib_${name}`]);
-  delete g[`__isletLib_${name}`];
+for (const name of LIBRARY_NAMES) {
+  sources.set(name, g[libraryGlobal(name)]);
+  delete g[libraryGlobal(name)];
 }
 const loaded: Partial<Libraries> = {};
 
