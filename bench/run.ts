@@ -24,6 +24,12 @@ type Figures = Record<string, number>;
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
+/** The median of each figure over rounds of the same load (errors are summed). */
+function medianOf(rounds: LoadResult[]): LoadResult {
+  const median = (pick: (r: LoadResult) => number) => percentile(rounds.map(pick), 50);
+  return { rps: median((r) => r.rps), p50Ms: median((r) => r.p50Ms), p99Ms: median((r) => r.p99Ms), requests: median((r) => r.requests), errors: rounds.reduce((n, r) => n + r.errors, 0) };
+}
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
@@ -59,6 +65,8 @@ async function main(): Promise<void> {
   const quick = Boolean(values.quick);
   const tool: LoadTool = pickTool(values.tool);
   const durationSec = quick ? 3 : 10;
+  // The figures with ratio and p99 targets are the median of this many rounds (see bench/README.md).
+  const rounds = quick ? 1 : 3;
   const warmupSec = quick ? 1 : 2;
   const connections = 64;
   const cacheDir = path.join(os.tmpdir(), 'islet-bench-cache');
@@ -69,7 +77,7 @@ async function main(): Promise<void> {
     pythonColdFunctions: quick ? 3 : 10,
     python: !values['no-python'],
   };
-  console.log(`islet bench: ${quick ? 'quick' : 'full'} run, load tool ${tool}, c=${connections}, ${durationSec} s per figure after ${warmupSec} s warm-up`);
+  console.log(`islet bench: ${quick ? 'quick' : 'full'} run, load tool ${tool}, c=${connections}, ${durationSec} s per figure after ${warmupSec} s warm-up; hello and Python hello: median of ${rounds} round${rounds > 1 ? 's' : ''}`);
   console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`);
   console.log('starting the islet server and deploying the scenario functions...');
   const startIslet = (config: Partial<BenchServerConfig>) => startProcess<Ready>('server.js', { BENCH_CONFIG: JSON.stringify({ ...none, ...config }) });
@@ -87,6 +95,18 @@ async function main(): Promise<void> {
   let headers = { 'X-Service-Api-Key': apiKey };
   const run = (origin: string, spec: Omit<LoadSpec, 'base' | 'connections' | 'durationSec'>, conns = connections): Promise<LoadResult> =>
     runLoad(tool, { ...spec, base: origin, connections: conns, durationSec: warmupSec }).then(() => runLoad(tool, { ...spec, base: origin, connections: conns, durationSec }));
+  const roundFigures: Record<string, LoadResult[]> = {};
+  /** Runs `loads` (one per host) for `rounds` rounds, alternating the order (ABBA), and records the medians. */
+  const runRounds = async (loads: [prefix: string, origin: string, spec: Omit<LoadSpec, 'base' | 'connections' | 'durationSec'>][]) => {
+    for (let round = 0; round < rounds; round++) {
+      for (const [prefix, origin, spec] of round % 2 === 0 ? loads : [...loads].reverse()) {
+        const r = await run(origin, spec);
+        (roundFigures[prefix] ??= []).push(r);
+        if (rounds > 1) console.log(`   round ${round + 1} ${prefix}: ${Math.round(r.rps)} rps, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`);
+      }
+    }
+    for (const [prefix] of loads) record(prefix, medianOf(roundFigures[prefix]!));
+  };
   const record = (prefix: string, r: LoadResult) => {
     figures[`${prefix}_rps`] = r.rps;
     figures[`${prefix}_p50_ms`] = r.p50Ms;
@@ -97,8 +117,11 @@ async function main(): Promise<void> {
 
   try {
     console.log('1. warm node8 hello (GET ?name=) and the baseline');
-    record('baseline_hello', await run(baseline.ready.url, { paths: [`/v2/run/${accountId}/hello?name=abc`], headers }));
-    record('hello', await run(url, { paths: [`/v2/run/${accountId}/hello?name=abc`], headers }));
+    const hello = { paths: [`/v2/run/${accountId}/hello?name=abc`], headers };
+    await runRounds([
+      ['baseline_hello', baseline.ready.url, hello],
+      ['hello', url, hello],
+    ]);
     figures.hello_ratio = figures.hello_rps! / figures.baseline_hello_rps!;
 
     console.log(`2. warm node8 POST with a ${(body10k.length / 1024).toFixed(1)} KB JSON body`);
@@ -155,7 +178,7 @@ async function main(): Promise<void> {
     if (serverConfig.python) {
       console.log('5. warm Python hello and Python cold start (a server of their own)');
       await switchServer({ python: true, pythonColdFunctions: serverConfig.pythonColdFunctions });
-      record('py_hello', await run(url, { paths: [`/v2/run/${accountId}/py_hello?name=abc`], headers }));
+      await runRounds([['py_hello', url, { paths: [`/v2/run/${accountId}/py_hello?name=abc`], headers }]]);
       figures.py_hello_ratio = figures.py_hello_rps! / figures.baseline_hello_rps!;
       const pyCold = await timeCalls(url, accountId, apiKey, Array.from({ length: serverConfig.pythonColdFunctions }, (_, i) => `py_cold_${i}`), 200);
       figures.py_cold_p50_ms = percentile(pyCold, 50);
@@ -190,8 +213,9 @@ async function main(): Promise<void> {
     quick,
     machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGb: Math.round(os.totalmem() / 1e9), node: process.version, platform: `${os.platform()} ${os.release()}` },
     load: { tool, connections, durationSec, warmupSec },
-    config: serverConfig,
+    config: { ...serverConfig, rounds },
     figures,
+    rounds: roundFigures,
     targets: Object.fromEntries(targets.filter(([, key]) => figures[key] !== undefined).map(([label, key, ok, goal]) => [key, { label, goal, met: ok(figures) }])),
   };
   const outFile = values.out ?? path.join(ROOT, 'bench', 'results', `${result.date.replace(/[:.]/g, '-')}.json`);
