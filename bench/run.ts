@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { rssMb, startProcess } from './process';
 import { pickTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load';
+import { tenKilobyteJson } from './payloads';
 import type { BenchServerConfig } from './server';
 
 interface Ready {
@@ -249,14 +250,3 @@ main().catch((err: unknown) => {
   console.error(err);
   process.exit(1);
 });
-
-/** The POST scenario's body: a JSON object of items, grown to just over 10 KB. */
-function tenKilobyteJson(): string {
-  const items: { i: number; name: string; tags: string[] }[] = [];
-  let text = '';
-  while (text.length < 10 * 1024) {
-    items.push({ i: items.length, name: `item-${items.length}`, tags: ['a', 'b'] });
-    text = JSON.stringify({ id: 'bench', items });
-  }
-  return text;
-}

@@ -1,20 +1,23 @@
 /**
  * `npm run soak [-- --minutes M] [-- --connections C]`: a long mixed load against one islet server
- * (good, failing, spinning and memory-hungry functions over 128 connections by default, 5 minutes). Every
- * answer is checked against what its function must answer; the report gives the unexpected ones
- * (target 0) and the server's RSS at the start (after a minute of warm-up), middle and end
- * (target: growth under 10%). Not part of `npm test`.
+ * (good, failing, spinning and memory-hungry functions, and one taking 10 KB POST bodies, over 128
+ * connections by default, 5 minutes). Every answer is checked against what its function must
+ * answer; the report gives the unexpected ones (target 0) and the server's RSS at the start (after
+ * a minute of warm-up), middle and end (target: growth under 10%). Not part of `npm test`.
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
+import { tenKilobyteJson } from './payloads';
 import { rssMb, startProcess } from './process';
 
 interface Kind {
   name: string;
   /** Connections that call this function (the rest call hello). */
   connections: number;
+  /** A JSON body to POST (GET when absent). */
+  body?: string;
   /** Whether a status and error code are what this function must answer. */
   expected: (status: number, code: string | undefined) => boolean;
 }
@@ -23,6 +26,7 @@ interface Kind {
 // call) gets a few connections: more would queue its calls until they time out, which is overload,
 // not a fault.
 const KINDS: Kind[] = [
+  { name: 'post', connections: 16, body: tenKilobyteJson(), expected: (s) => s === 200 },
   { name: 'fails', connections: 12, expected: (s, c) => s === 500 && c === 'ERR_FUNCTION_FAILED' },
   { name: 'hungry', connections: 4, expected: (s, c) => s === 200 || (s === 500 && c === 'ERR_RESOURCE_LIMIT') },
   { name: 'spin', connections: 2, expected: (s, c) => s === 504 && c === 'ERR_TIMEOUT' },
@@ -57,7 +61,12 @@ async function main(): Promise<void> {
     assignment.slice(0, connections).map(async (kind) => {
       while (Date.now() < endAt) {
         try {
-          const res = await request(`${ready.url}/v2/run/${ready.accountId}/${kind.name}?name=soak`, { dispatcher: agent, headers: { 'x-service-api-key': ready.apiKey } });
+          const res = await request(`${ready.url}/v2/run/${ready.accountId}/${kind.name}?name=soak`, {
+            dispatcher: agent,
+            method: kind.body === undefined ? 'GET' : 'POST',
+            body: kind.body,
+            headers: kind.body === undefined ? { 'x-service-api-key': ready.apiKey } : { 'x-service-api-key': ready.apiKey, 'content-type': 'application/json' },
+          });
           const text = await res.body.text();
           const code = /"errorCode":"(\w+)"/.exec(text)?.[1];
           const entry = counts.get(kind.name)!;
