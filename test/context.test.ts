@@ -13,6 +13,7 @@ t.before(async () => {
   await s.deploy('timers', probes, 'timerSemantics');
   await s.deploy('bytes', probes, 'bytes');
   await s.deploy('flood', probes, 'consoleFlood');
+  await s.deploy('headers', probes, 'headerSemantics');
 });
 t.teardown(() => s.stop());
 
@@ -56,6 +57,29 @@ t.test('request: method, path, query (last value wins), lower-case headers, raw 
   t.equal(out.requestId, res.headers.get('x-service-request-id'));
   t.same(out.env, { GREETING: 'hi', EMPTY: '', SERVICE_ACCOUNT_ID: s.accountId });
   t.same(out.requestEnv, out.env);
+});
+
+t.test('request.headers: one object, read on demand, yet an ordinary own field (JSON, spread, freeze, assignment)', async (t) => {
+  // Tabs, quotes and newlines in a value, the path and the query must not confuse the call's framing.
+  const res = await s.engine.invoke({
+    accountId: s.accountId,
+    functionName: 'headers',
+    apiKey: s.apiKey,
+    method: 'GET',
+    path: '/p\tq"\n',
+    rawQuery: 'a=1\tb\n',
+    headers: { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v' },
+    body: Buffer.alloc(0),
+  });
+  t.equal(res.status, 200);
+  const out = JSON.parse(res.body as string) as Record<string, unknown>;
+  t.same(out.first, { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v', 'x-added': 'kept' });
+  t.equal(out.sameObject, true, 'every read gives the same object, so changes to it stay');
+  t.same(out.inJson, out.first, 'JSON.stringify(request) includes the headers');
+  t.equal(out.spread, true, 'spreading the request copies the headers object');
+  t.equal(out.frozenHeaders, true);
+  t.same(out.frozenViewHeaders, out.first, 'a frozen copy of the accessors still reads the headers');
+  t.same(out.replaced, { replaced: 'yes' }, 'request.headers can be assigned');
 });
 
 t.test('query edge cases: bare names, empty parts, bad escapes, + and %2B, an empty name, __proto__ as a plain field', async (t) => {

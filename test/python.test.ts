@@ -84,6 +84,27 @@ t.test('the request object, os.environ and print/logging', async (t) => {
   t.ok(logs.some((e) => e.level === 'error' && /a warning line/.test(e.message)), 'logging goes to the logs');
 });
 
+t.test('req.headers is read on demand yet one dict that can be changed or replaced; tabs and quotes in values', async (t) => {
+  await s.deployPython('py_headers', probes, 'header_semantics');
+  const res = await s.engine.invoke({
+    accountId: s.accountId,
+    functionName: 'py_headers',
+    apiKey: s.apiKey,
+    method: 'GET',
+    path: '/p\tq"',
+    rawQuery: 'a=1\tb',
+    headers: { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v' },
+    body: Buffer.alloc(0),
+  });
+  t.equal(res.status, 200);
+  const out = JSON.parse(res.body as string) as Record<string, unknown>;
+  t.same(out.first, { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v', 'x-added': 'kept' });
+  t.equal(out.same_object, true);
+  t.same(out.replaced, { replaced: 'yes' });
+  t.equal(out.path, '/p\tq"');
+  t.same(out.query, { a: '1\tb' });
+});
+
 t.test('python2 has the Python 2 names; python3 does not', async (t) => {
   await s.deployPython('py2_names', probes, 'names');
   await s.deployPython('py3_names', probes, 'names', { runtime: 'python3' });

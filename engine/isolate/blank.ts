@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import ivm from 'isolated-vm';
+import { callMeta } from './instance';
 import { installLibraries } from './libraries';
 
 /** What the sandbox's host callbacks reach: the instance the isolate became (none while blank). */
@@ -118,8 +119,8 @@ function warmedRuntimeCache(memoryMb: number, source: string): ivm.ExternalCopy<
     const main = isolate.compileScriptSync(WARM_UP_MAIN, { filename: '/warm-up.js' }).runSync(context, { reference: true }) as ivm.Reference<unknown>;
     const config = JSON.stringify({ accountId: 'islet', env: {}, files: ['warm-up.js'], main: 'warm-up.js', entrypoint: 'warmUp' });
     initRef.applySync(undefined, [config, main.derefInto()], { timeout: 1000 });
-    const get = JSON.stringify({ i: 'warm-up', m: 'GET', p: '/', q: 'name=islet', h: { accept: '*/*' } });
-    const post = JSON.stringify({ i: 'warm-up', m: 'POST', p: '/', q: '', h: { 'content-type': 'application/json' } });
+    const get = callMeta('warm-up', 'GET', '/', 'name=islet', { accept: '*/*' });
+    const post = callMeta('warm-up', 'POST', '/', '', { 'content-type': 'application/json' });
     callRef.applySync(undefined, [`${get}\n${post}`, '1,2', undefined, '{"items":[1,2]}'], { timeout: 1000, result: { copy: true } });
     const script: CachedScript = isolate.compileScriptSync(source, { filename: SANDBOX_NAME, produceCachedData: true });
     return script.cachedData;

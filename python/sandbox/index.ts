@@ -164,12 +164,12 @@ function pythonMessage(err: unknown): string {
 
 type CallResult = string | { t: 'b'; s: number; h: Record<string, string>; b: ArrayBuffer } | { t: 'e'; c: string; m: string; k?: string };
 
-function call(metaJson: string, raw: string | ArrayBuffer | undefined): CallResult {
-  // The meta JSON starts with the 32-character request id: {"i":"<id>",...
-  current.requestId = metaJson.slice(6, 38);
+function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult {
+  // The meta starts with the 32-character request id: ["<id>",... (see callMeta in instance.ts)
+  current.requestId = meta.slice(2, 34);
   let result: unknown;
   try {
-    result = pyCall!(metaJson, raw === undefined ? undefined : typeof raw === 'string' ? raw : new Uint8Array(raw));
+    result = pyCall!(meta, raw === undefined ? undefined : typeof raw === 'string' ? raw : new Uint8Array(raw));
   } catch (err) {
     return { t: 'e', c: 'ERR_FUNCTION_FAILED', m: pythonMessage(err) };
   }

@@ -29,16 +29,22 @@ class Request(object):
 
     HTTPResponse = HTTPResponse
 
-    def __init__(self, meta, raw):
-        self.method = meta['m']
-        self.path = meta['p']
-        self.query = _parse_query(meta['q'])
-        self.headers = meta['h']
+    def __init__(self, head, headers_json, raw):
+        request_id, self.method, self.path, raw_query = head
+        self.query = _parse_query(raw_query)
+        self._headers_json = headers_json
         self.body = raw
-        self.request_id = meta['i']
-        self.requestId = meta['i']
+        self.request_id = request_id
+        self.requestId = request_id
         self.env = _env
         self.request = self
+
+    def __getattr__(self, name):
+        # Only for attributes not set yet: the headers are parsed on first read.
+        if name == 'headers':
+            self.headers = json.loads(self.__dict__.pop('_headers_json'))
+            return self.headers
+        raise AttributeError("'Request' object has no attribute '%s'" % name)
 
     def __repr__(self):
         return '<Request %s %s>' % (self.method, self.path)
@@ -171,8 +177,9 @@ def _encode(value):
     return 'J' + json.dumps(value)
 
 
-def _islet_call(meta_json, raw):
-    meta = json.loads(meta_json)
+def _islet_call(meta, raw):
+    # ["<request id>","<method>","<path>","<raw query>"], a tab, the headers' JSON (callMeta in instance.ts)
+    head, _, headers_json = meta.partition('\t')
     if raw is None:
         data = b''
     elif isinstance(raw, str):
@@ -189,7 +196,7 @@ def _islet_call(meta_json, raw):
     else:
         body = None
     try:
-        return _encode(_handler(body, Request(meta, data)))
+        return _encode(_handler(body, Request(json.loads(head), headers_json, data)))
     except MemoryError as exc:
         # The interpreter reached its memory cap: the instance is replaced, as for node8.
         return ('e', 'ERR_RESOURCE_LIMIT', 'the function went over its memory limit (MemoryError)', _user_traceback(exc))

@@ -147,7 +147,31 @@ function decode(s: string): string {
   }
 }
 
-interface Meta { i: string; m: string; p: string; q: string; h: Record<string, string> }
+/**
+ * A call's meta from the host (`callMeta` in instance.ts): `["<request id>","<method>","<path>",
+ * "<raw query>"]`, a tab, then the headers as JSON. JSON text has no raw tab, so the first one is
+ * the separator. The headers are parsed on first read: building them was most of a call's JSON work.
+ */
+type MetaHead = [requestId: string, method: string, path: string, rawQuery: string];
+
+/** Where `request.headers` reads from: the headers' JSON until the first read, then the object. */
+const HEADERS_SOURCE = Symbol('headers');
+
+const HEADERS_PROPERTY: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: { [HEADERS_SOURCE]?: string | Record<string, string> }) {
+    const source = this[HEADERS_SOURCE];
+    if (typeof source !== 'string') return source;
+    const headers = JSON.parse(source) as Record<string, string>;
+    // Kept for the next read; a frozen request parses again each time.
+    if (typeof this === 'object' && this !== null) Reflect.defineProperty(this, HEADERS_SOURCE, { value: headers, writable: true });
+    return headers;
+  },
+  set(this: object, value: unknown) {
+    Reflect.defineProperty(this, 'headers', { value, writable: true, enumerable: true, configurable: true });
+  },
+};
 
 /**
  * Where `request.body` reads from: the raw body until the first read, then the Buffer made from it.
@@ -175,10 +199,12 @@ const BODY_PROPERTY: PropertyDescriptor = {
   },
 };
 
-function makeRequest(meta: Meta, raw: string | ArrayBuffer | undefined) {
-  const request: Record<string, unknown> = { method: meta.m, path: meta.p, query: parseQuery(meta.q), headers: meta.h };
+function makeRequest(head: MetaHead, headers: string, raw: string | ArrayBuffer | undefined) {
+  const request: Record<string, unknown> = { method: head[1], path: head[2], query: parseQuery(head[3]) };
+  Object.defineProperty(request, 'headers', HEADERS_PROPERTY);
+  Object.defineProperty(request, HEADERS_SOURCE, { value: headers, writable: true });
   Object.defineProperty(request, 'body', BODY_PROPERTY);
-  request.requestId = meta.i;
+  request.requestId = head[0];
   request.env = processObject.env;
   if (raw !== undefined) Object.defineProperty(request, BODY_SOURCE, { value: raw, writable: true });
   return request;
@@ -198,13 +224,15 @@ function parseBody(raw: string | ArrayBuffer | undefined): unknown {
  * One invocation. `raw` is the body as text when it is valid UTF-8, as bytes otherwise. Returns the
  * result at once when the handler returns a plain value, a promise of it otherwise.
  */
-function call(metaJson: string, raw: string | ArrayBuffer | undefined): CallResult | Promise<CallResult> {
-  const meta = JSON.parse(metaJson) as Meta;
-  current.requestId = meta.i;
+function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult | Promise<CallResult> {
+  const tab = meta.indexOf('\t');
+  const head = JSON.parse(meta.slice(0, tab)) as MetaHead;
+  const requestId = head[0];
+  current.requestId = requestId;
   let value: unknown;
   try {
-    const request = makeRequest(meta, raw);
-    value = handler!(parseBody(raw), { request, HTTPResponse, requestId: meta.i, env: processObject.env });
+    const request = makeRequest(head, meta.slice(tab + 1), raw);
+    value = handler!(parseBody(raw), { request, HTTPResponse, requestId, env: processObject.env });
   } catch (err) {
     return encodeError(err);
   }
