@@ -99,6 +99,8 @@ function readCall(req: HttpRequest): InvokeRequest {
 }
 
 function safeDecode(segment: string): string {
+  // Without a '%' there is nothing to decode (the common case, and decodeURIComponent is not free).
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {

@@ -63,3 +63,13 @@ t.test('the host sdk: invoke(accountId, functionName, apiKey, body) over HTTP', 
   t.equal(denied.statusCode, 403);
   t.equal((JSON.parse(denied.body) as { errorCode: string }).errorCode, 'ERR_BAD_KEY');
 });
+
+t.test('percent-encoded account and function names in the URL are decoded', async (t) => {
+  const encoded = [...s.accountId].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+  const res = await fetch(`${s.url}/v2/run/${encoded}/hell%6F?name=abc`, { headers: { 'X-Service-Api-Key': s.apiKey } });
+  t.equal(res.status, 200);
+  const plain = await fetch(`${s.url}/v2/run/${s.accountId}/hello?name=abc`, { headers: { 'X-Service-Api-Key': s.apiKey } });
+  t.equal(await res.text(), await plain.text());
+  const bad = await fetch(`${s.url}/v2/run/${s.accountId}/hell%FF`, { headers: { 'X-Service-Api-Key': s.apiKey } });
+  t.equal(bad.status, 404, 'a name that does not decode is looked up as it is, and not found');
+});
