@@ -128,6 +128,7 @@ t.test('web APIs inside the isolate: URL, URLSearchParams, TextEncoder/Decoder, 
     uuid: true,
     random: true,
     buffer: '6869',
+    bufferFromSymbol: 'TypeError ERR_INVALID_ARG_TYPE',
     timer: 'fired',
   });
 });
