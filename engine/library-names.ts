@@ -7,3 +7,6 @@ export const LIBRARY_NAMES = ['buffer', 'fetch', 'url'] as const;
 export type LibraryName = (typeof LIBRARY_NAMES)[number];
 
 export const libraryGlobal = (name: LibraryName): string => `__isletLib_${name}`;
+
+/** The name each library's bundle (an IIFE) assigns its exports to (scripts/build.js). */
+export const LIBRARY_BUNDLE_GLOBAL = '__isletLib';

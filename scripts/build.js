@@ -24,12 +24,11 @@ run(bin('tsc'), ['-p', 'python/sandbox/tsconfig.json']);
 // every isolate keeps its own copy of the script's source (V8 compiles functions lazily from it):
 // each kilobyte here is a megabyte of memory across 1,000 warm functions. Names are kept (class
 // and function names are visible to user code); runtime frames never show in user stacks.
+// islet's libraries for functions, evaluated in an isolate on first use (engine/isolate/libraries.ts).
+const { LIBRARY_NAMES, LIBRARY_BUNDLE_GLOBAL } = require(path.join(root, 'dist', 'engine', 'library-names.js'));
 for (const [entry, outfile, globalName] of [
   ['engine/node8/sandbox/index.ts', 'dist/engine/node8/sandbox.js'],
-  // islet's libraries for functions, evaluated in an isolate on first use (engine/isolate/libraries.ts).
-  ['engine/node8/sandbox/buffer-lib.ts', 'dist/engine/node8/buffer-lib.js', '__isletLib'],
-  ['engine/node8/sandbox/fetch-lib.ts', 'dist/engine/node8/fetch-lib.js', '__isletLib'],
-  ['engine/node8/sandbox/url-lib.ts', 'dist/engine/node8/url-lib.js', '__isletLib'],
+  ...LIBRARY_NAMES.map((name) => [`engine/node8/sandbox/${name}-lib.ts`, `dist/engine/node8/${name}-lib.js`, LIBRARY_BUNDLE_GLOBAL]),
   ['python/sandbox/index.ts', 'dist/python/sandbox.js'],
 ]) {
   require('esbuild').buildSync({

@@ -1,10 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
-import { LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../library-names';
-
-/** Each bundle's IIFE assigns this name; the text that isolates evaluate returns it. */
-const BUNDLE_GLOBAL = '__isletLib';
+import { LIBRARY_BUNDLE_GLOBAL, LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../library-names';
 
 let copies: Map<LibraryName, ivm.ExternalCopy<string>> | undefined;
 let sharedBytes = 0;
@@ -20,7 +17,7 @@ function libraryCopies(): Map<LibraryName, ivm.ExternalCopy<string>> {
     copies = new Map();
     for (const name of LIBRARY_NAMES) {
       const bundle = readFileSync(path.join(__dirname, '..', 'node8', `${name}-lib.js`), 'utf8');
-      const text = `(function () {${bundle}\nreturn ${BUNDLE_GLOBAL};\n})()\n//# sourceURL=islet:lib/${name}`;
+      const text = `(function () {${bundle}\nreturn ${LIBRARY_BUNDLE_GLOBAL};\n})()\n//# sourceURL=islet:lib/${name}`;
       copies.set(name, new ivm.ExternalCopy(text));
       // As isolated-vm stores it: one byte per character when all fit in Latin-1, else two.
       sharedBytes += /[^\x00-\xff]/.test(text) ? text.length * 2 : text.length;
