@@ -258,8 +258,9 @@ export class Engine {
 
   /** The capabilities a function's sandbox gets: its logs, guarded fetch, and sdk.invoke. */
   private servicesFor(manifest: FunctionManifest): InstanceServices {
+    const logKey = functionKey(manifest);
     return {
-      log: (requestId, level, message) => this.logs.append(manifest.account, manifest.name, { t: Date.now(), requestId, level, message }),
+      log: (requestId, level, message) => this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId, level, message })),
       fetch: (request, body) => this.egress.fetch(request, body),
       invoke: async (payload) => {
         const call = JSON.parse(payload) as { accountId: string; functionName: string; apiKey: string; body: string };
