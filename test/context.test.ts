@@ -61,16 +61,7 @@ t.test('request: method, path, query (last value wins), lower-case headers, raw 
 
 t.test('request.headers: one object, read on demand, yet an ordinary own field (JSON, spread, freeze, assignment)', async (t) => {
   // Tabs, quotes and newlines in a value, the path and the query must not confuse the call's framing.
-  const res = await s.engine.invoke({
-    accountId: s.accountId,
-    functionName: 'headers',
-    apiKey: s.apiKey,
-    method: 'GET',
-    path: '/p\tq"\n',
-    rawQuery: 'a=1\tb\n',
-    headers: { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v' },
-    body: Buffer.alloc(0),
-  });
+  const res = await s.invoke('headers', { path: '/p\tq"\n', query: 'a=1\tb\n', headers: { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v' } });
   t.equal(res.status, 200);
   const out = JSON.parse(res.body as string) as Record<string, unknown>;
   t.same(out.first, { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v', 'x-added': 'kept' });

@@ -17,8 +17,7 @@ t.before(async () => {
 });
 t.teardown(() => s.stop());
 
-const call = (functionName: string) =>
-  s.engine.invoke({ accountId: s.accountId, functionName, apiKey: s.apiKey, method: 'POST', path: '/', rawQuery: '', headers: { 'content-type': 'application/json' }, body });
+const call = (functionName: string) => s.invoke(functionName, { headers: { 'content-type': 'application/json' }, body });
 
 function instanceOf(name: string): IsolateInstance {
   const cache = (s.engine as unknown as { pool: { cache: Map<string, IsolateInstance> } }).pool.cache;

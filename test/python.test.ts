@@ -86,16 +86,7 @@ t.test('the request object, os.environ and print/logging', async (t) => {
 
 t.test('req.headers is read on demand yet one dict that can be changed or replaced; tabs and quotes in values', async (t) => {
   await s.deployPython('py_headers', probes, 'header_semantics');
-  const res = await s.engine.invoke({
-    accountId: s.accountId,
-    functionName: 'py_headers',
-    apiKey: s.apiKey,
-    method: 'GET',
-    path: '/p\tq"',
-    rawQuery: 'a=1\tb',
-    headers: { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v' },
-    body: Buffer.alloc(0),
-  });
+  const res = await s.invoke('py_headers', { path: '/p\tq"', query: 'a=1\tb', headers: { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v' } });
   t.equal(res.status, 200);
   const out = JSON.parse(res.body as string) as Record<string, unknown>;
   t.same(out.first, { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v', 'x-added': 'kept' });

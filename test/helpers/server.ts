@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Engine, type EngineOptions } from '../../engine/engine';
+import { Engine, type EngineOptions, type InvokeResponse } from '../../engine/engine';
 import type { Limits } from '../../engine/limits';
 import { startServer, type RunningServer } from '../../http/server';
 
@@ -28,6 +28,8 @@ export interface TestServer {
   deployPython(name: string, folder: string, entrypoint: string, extra?: Record<string, unknown>): Promise<void>;
   /** Calls a function over HTTP. */
   call(name: string, init?: CallInit): Promise<Response>;
+  /** Calls a function through the engine, without HTTP (for input HTTP cannot carry, or for load). */
+  invoke(name: string, init?: CallInit): Promise<InvokeResponse>;
   stop(): Promise<void>;
 }
 
@@ -76,6 +78,20 @@ async function attach(engine: Engine, dataDir: string, accountId: string, apiKey
       if (key !== null) headers['X-Service-Api-Key'] = key;
       const url = `${server.url}/v2/run/${init.account ?? accountId}/${name}${init.path ?? ''}${init.query ? `?${init.query}` : ''}`;
       return fetch(url, { method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'), headers, body: init.body, redirect: 'manual' });
+    },
+    invoke(name, init = {}) {
+      const key = init.key === undefined ? apiKey : init.key;
+      const body = init.body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(init.body) ? init.body : Buffer.from(init.body);
+      return engine.invoke({
+        accountId: init.account ?? accountId,
+        functionName: name,
+        apiKey: key ?? undefined,
+        method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'),
+        path: init.path ?? '/',
+        rawQuery: init.query ?? '',
+        headers: init.headers ?? {},
+        body,
+      });
     },
     async stop() {
       server.close();
