@@ -154,50 +154,51 @@ function decode(s: string): string {
  */
 type MetaHead = [requestId: string, method: string, path: string, rawQuery: string];
 
-/** Where `request.headers` reads from: the headers' JSON until the first read, then the object. */
-const HEADERS_SOURCE = Symbol('headers');
+/**
+ * A request field made on first read from what is kept under `source` (a symbol, not enumerable),
+ * then kept there for the next read: an own enumerable accessor, so it shows in JSON, spread and
+ * Object.keys like a plain field. One descriptor shared by every request: a getter written in each
+ * request's object literal cost about 550 bytes of young-generation memory per call, and those
+ * pages stay resident in every warm isolate.
+ */
+function madeOnFirstRead<T>(source: symbol, isMade: (kept: unknown) => kept is T, make: (kept: unknown) => T): PropertyDescriptor {
+  return {
+    enumerable: true,
+    configurable: true,
+    get(this: Record<symbol, unknown>) {
+      const kept = this[source];
+      if (isMade(kept)) return kept;
+      const made = make(kept);
+      // A frozen request makes it again on each read.
+      if (typeof this === 'object' && this !== null) Reflect.defineProperty(this, source, { value: made, writable: true });
+      return made;
+    },
+  };
+}
 
+/** `request.headers`: their JSON until the first read, then the object; the field can be assigned. */
+const HEADERS_SOURCE = Symbol('headers');
 const HEADERS_PROPERTY: PropertyDescriptor = {
-  enumerable: true,
-  configurable: true,
-  get(this: { [HEADERS_SOURCE]?: string | Record<string, string> }) {
-    const source = this[HEADERS_SOURCE];
-    if (typeof source !== 'string') return source;
-    const headers = JSON.parse(source) as Record<string, string>;
-    // Kept for the next read; a frozen request parses again each time.
-    if (typeof this === 'object' && this !== null) Reflect.defineProperty(this, HEADERS_SOURCE, { value: headers, writable: true });
-    return headers;
-  },
+  ...madeOnFirstRead(
+    HEADERS_SOURCE,
+    (kept): kept is Record<string, string> | undefined => typeof kept !== 'string',
+    (json) => JSON.parse(json as string) as Record<string, string>,
+  ),
   set(this: object, value: unknown) {
     Reflect.defineProperty(this, 'headers', { value, writable: true, enumerable: true, configurable: true });
   },
 };
 
-/**
- * Where `request.body` reads from: the raw body until the first read, then the Buffer made from it.
- * Under a symbol, not enumerable; absent when the call had no body.
- */
+/** `request.body`: the raw body (absent when the call had none) until the first read, then its Buffer. */
 const BODY_SOURCE = Symbol('body');
-type BodySource = string | ArrayBuffer | Uint8Array | undefined;
-
-/**
- * `request.body`, the raw body as a Buffer made on first read. One getter shared by every request:
- * a getter written in each request's object literal cost about 550 bytes of young-generation
- * memory per call, and those pages stay resident in every warm isolate.
- */
-const BODY_PROPERTY: PropertyDescriptor = {
-  enumerable: true,
-  configurable: true,
-  get(this: { [BODY_SOURCE]?: BodySource }) {
-    const source = this[BODY_SOURCE];
-    if (source instanceof Uint8Array) return source;
+const BODY_PROPERTY = madeOnFirstRead(
+  BODY_SOURCE,
+  (kept): kept is Uint8Array => kept instanceof Uint8Array,
+  (raw) => {
     const Buffer = getBuffer();
-    const buffer = source === undefined ? Buffer.from([]) : typeof source === 'string' ? Buffer.from(source, 'utf8') : Buffer.from(source);
-    // Kept for the next read; a frozen request makes a new Buffer each time.
-    if (typeof this === 'object' && this !== null) Reflect.defineProperty(this, BODY_SOURCE, { value: buffer, writable: true });
-    return buffer;
+    return raw === undefined ? Buffer.from([]) : typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw as ArrayBuffer);
   },
-};
+);
 
 function makeRequest(head: MetaHead, headers: string, raw: string | ArrayBuffer | undefined) {
   const request: Record<string, unknown> = { method: head[1], path: head[2], query: parseQuery(head[3]) };
