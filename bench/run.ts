@@ -22,6 +22,8 @@ interface Ready {
 }
 
 type Figures = Record<string, number>;
+/** A load without its host, connections and duration, which the run supplies. */
+type Load = Omit<LoadSpec, 'base' | 'connections' | 'durationSec'>;
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -94,11 +96,11 @@ async function main(): Promise<void> {
   };
   const figures: Figures = {};
   let headers = { 'X-Service-Api-Key': apiKey };
-  const run = (origin: string, spec: Omit<LoadSpec, 'base' | 'connections' | 'durationSec'>, conns = connections): Promise<LoadResult> =>
+  const run = (origin: string, spec: Load, conns = connections): Promise<LoadResult> =>
     runLoad(tool, { ...spec, base: origin, connections: conns, durationSec: warmupSec }).then(() => runLoad(tool, { ...spec, base: origin, connections: conns, durationSec }));
   const roundFigures: Record<string, LoadResult[]> = {};
   /** Runs `loads` (one per host) for `rounds` rounds, alternating the order (ABBA), and records the medians. */
-  const runRounds = async (loads: [prefix: string, origin: string, spec: Omit<LoadSpec, 'base' | 'connections' | 'durationSec'>][]) => {
+  const runRounds = async (loads: [prefix: string, origin: string, spec: Load][]) => {
     for (let round = 0; round < rounds; round++) {
       for (const [prefix, origin, spec] of round % 2 === 0 ? loads : [...loads].reverse()) {
         const r = await run(origin, spec);
