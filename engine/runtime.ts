@@ -1,5 +1,6 @@
 import { ServiceError } from './errors';
 import type { FunctionManifest } from './manifest';
+import { ISLET_FRAME } from './sandbox/protocol';
 
 /** One invocation as a runtime sees it (already authenticated and routed). */
 export interface CallInput {
@@ -89,7 +90,7 @@ export function loadError(err: unknown, manifest: FunctionManifest, timeoutMs: n
   if (/memory limit/i.test(message)) {
     return new ServiceError('ERR_FUNCTION_FAILED', `loading ${manifest.file} went over the memory limit`);
   }
-  const stack = typeof e?.stack === 'string' ? e.stack.split('\n').filter((l) => !/islet:runtime|isolated-vm boundary|node:|\/dist\/|\/node_modules\/|pyodide(\.asm)?\.mjs/.test(l)).join('\n') : undefined;
+  const stack = typeof e?.stack === 'string' ? e.stack.split('\n').filter((l) => !ISLET_FRAME.test(l) && !/isolated-vm boundary|node:|\/dist\/|\/node_modules\/|pyodide(\.asm)?\.mjs/.test(l)).join('\n') : undefined;
   const where =
     /\(?\/?([^\s():]+):(\d+):(\d+)\)?/.exec(stack?.split('\n').slice(1).join('\n') ?? '') ??
     /\[?\/?([^\s():[\]]+):(\d+):(\d+)\]?/.exec(message) ??

@@ -6,9 +6,11 @@ import ivm from 'isolated-vm';
 import { toArrayBuffer } from '../engine/bytes';
 import { ServiceError } from '../engine/errors';
 import type { FunctionManifest } from '../engine/manifest';
-import { installBridge, takeEntryPoints, type BlankIsolate } from '../engine/isolate/blank';
+import { takeEntryPoints, type BlankIsolate, type Bridge } from '../engine/isolate/bridge';
 import { installLibraries } from '../engine/isolate/libraries';
 import { IsolateInstance } from '../engine/isolate/instance';
+import { RUNTIME_FILENAME } from '../engine/sandbox/protocol';
+import { installPythonBridge } from './bridge';
 import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../engine/runtime';
 
 export interface PythonRuntimeOptions {
@@ -123,19 +125,19 @@ export class PythonRuntime implements Runtime {
   /** Boots Pyodide from the memory snapshot in a new isolate; no user code runs here. */
   private async boot(memoryMb: number): Promise<BlankIsolate> {
     const assets = await this.loadAssets();
-    const bridge: BlankIsolate['bridge'] = { target: undefined };
+    const bridge: Bridge = { target: undefined };
     // The interpreter's memory is WebAssembly memory, which isolated-vm does not count: the sandbox
     // caps it at the function's memory. The isolate's own limit covers the JS side and the copies.
     const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
     try {
       const context = await isolate.createContext();
-      installBridge(isolate, context, bridge, { invokeSync: true });
+      installPythonBridge(isolate, context, bridge);
       installLibraries(context);
       const wasmCap = Math.max(memoryMb * 1024 * 1024, assets.snapshotBytes + 16 * 1024 * 1024);
       await context.evalClosure('globalThis.__isletPy = { wasm: $0, stdlib: $1, snapshot: $2, lock: $3, memoryCap: $4 };', [
         assets.wasm.copyInto(), assets.stdlib.copyInto(), assets.snapshot.copyInto(), assets.lock, wasmCap,
       ]);
-      await (await isolate.compileScript(assets.sandboxSource, { filename: 'islet:runtime' })).run(context);
+      await (await isolate.compileScript(assets.sandboxSource, { filename: RUNTIME_FILENAME })).run(context);
       const namespaces: ivm.Reference<unknown>[] = [];
       for (const [name, source] of [['pyodide.asm.mjs', assets.asmSource], ['pyodide.mjs', assets.loaderSource]] as const) {
         const module = await isolate.compileModule(source, { filename: name });
@@ -162,7 +164,6 @@ export class PythonRuntime implements Runtime {
         timeoutMs,
         responseBodyBytes: this.options.responseBodyBytes,
         services,
-        readModule: () => undefined,
         onDeath: (dead) => this.options.onInstanceDeath(dead),
         disposeOnTimeout: true,
       });

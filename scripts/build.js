@@ -18,17 +18,17 @@ function run(cmd, args) {
 }
 
 run(bin('tsc'), ['-p', 'tsconfig.json']);
-run(bin('tsc'), ['-p', 'engine/node8/sandbox/tsconfig.json']);
+run(bin('tsc'), ['-p', 'engine/sandbox/tsconfig.json']);
 run(bin('tsc'), ['-p', 'python/sandbox/tsconfig.json']);
 // The runtimes that run inside isolates: one script each, with their libraries. Minified because
 // every isolate keeps its own copy of the script's source (V8 compiles functions lazily from it):
 // each kilobyte here is a megabyte of memory across 1,000 warm functions. Names are kept (class
 // and function names are visible to user code); runtime frames never show in user stacks.
 // islet's libraries for functions, evaluated in an isolate on first use (engine/isolate/libraries.ts).
-const { LIBRARY_NAMES, LIBRARY_BUNDLE_GLOBAL } = require(path.join(root, 'dist', 'engine', 'library-names.js'));
+const { LIBRARY_NAMES, LIBRARY_BUNDLE_GLOBAL } = require(path.join(root, 'dist', 'engine', 'sandbox', 'library-names.js'));
 for (const [entry, outfile, globalName] of [
   ['engine/node8/sandbox/index.ts', 'dist/engine/node8/sandbox.js'],
-  ...LIBRARY_NAMES.map((name) => [`engine/node8/sandbox/${name}-lib.ts`, `dist/engine/node8/${name}-lib.js`, LIBRARY_BUNDLE_GLOBAL]),
+  ...LIBRARY_NAMES.map((name) => [`engine/sandbox/lib/${name}.ts`, `dist/engine/sandbox/lib/${name}.js`, LIBRARY_BUNDLE_GLOBAL]),
   ['python/sandbox/index.ts', 'dist/python/sandbox.js'],
 ]) {
   require('esbuild').buildSync({

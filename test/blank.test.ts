@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
 import t from 'tap';
-import { createBlankIsolate, SANDBOX_NAME } from '../engine/isolate/blank';
+import { createBlankIsolate } from '../engine/node8/blank';
+import { RUNTIME_FILENAME } from '../engine/sandbox/protocol';
 
 // The node8 runtime's code cache is made after islet's own warm-up calls, so new isolates do not
 // compile the call path again on their first call (a cold start's cost).
@@ -16,7 +17,7 @@ t.test('the runtime cache holds the call path, not only the top level', async (t
   const warmed = sandbox.cache?.copy().byteLength ?? 0;
 
   const plainIsolate = new ivm.Isolate({ memoryLimit: 128 });
-  const plain = (plainIsolate.compileScriptSync(source, { filename: SANDBOX_NAME, produceCachedData: true }) as ivm.Script & ivm.CachedDataResult).cachedData;
+  const plain = (plainIsolate.compileScriptSync(source, { filename: RUNTIME_FILENAME, produceCachedData: true }) as ivm.Script & ivm.CachedDataResult).cachedData;
   const plainBytes = plain?.copy().byteLength ?? 0;
   plainIsolate.dispose();
 
@@ -28,7 +29,7 @@ t.test('isolates made from the warmed cache accept it and start blank', async (t
   const sandbox: { source: string; cache?: ivm.ExternalCopy<ArrayBuffer> } = { source };
   createBlankIsolate(128, sandbox).isolate.dispose();
   const probe = new ivm.Isolate({ memoryLimit: 128 });
-  const script = probe.compileScriptSync(source, { filename: SANDBOX_NAME, cachedData: sandbox.cache! }) as ivm.Script & { cachedDataRejected?: boolean };
+  const script = probe.compileScriptSync(source, { filename: RUNTIME_FILENAME, cachedData: sandbox.cache! }) as ivm.Script & { cachedDataRejected?: boolean };
   t.equal(script.cachedDataRejected, false, 'V8 accepts the cache');
   probe.dispose();
   const blank = createBlankIsolate(128, sandbox);

@@ -4,27 +4,22 @@ import { toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
 import { checkBodySize, checkResponseHeaders, checkStatus, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
-import type { BlankIsolate } from './blank';
+import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, MAX_TIMERS, TimerOp, type TimerOpKind } from '../sandbox/protocol';
 import { SlotMap, SlotMirror } from '../slot-map';
-
-const FIRE_TIMER = 0;
-const FIRE_OP = 1;
-const MAX_PENDING_OPS = 256;
+import type { BlankIsolate, BridgeTarget, OpResult } from './bridge';
 /**
  * What may go into an isolate before its thread must go idle once (see `mayEnter`): text bytes up
  * to a sixteenth of the memory limit (at most 8 MB), and calls.
  */
 const HANDED_BYTES = 8 * 1024 * 1024;
 const HANDED_CALLS = 1024;
-/** Timers one sandbox may have armed (the sandbox enforces the same limit on its side). */
-const MAX_TIMERS = 10_000;
 
 export interface IsolateInstanceOptions {
   timeoutMs: number;
   responseBodyBytes: number;
   services: InstanceServices;
   /** Reads one of the version's files for `require` (relative path, already checked to exist). */
-  readModule(path: string): string | undefined;
+  readModule?(path: string): string | undefined;
   /** Called once when the instance dies (memory limit, timeout, disposal). */
   onDeath(instance: IsolateInstance): void;
   /** Dispose at once on any timeout (an interpreter stopped mid-way cannot be trusted again). */
@@ -49,7 +44,7 @@ interface RunningCall {
   batch: Batch;
 }
 
-/** Result shapes produced by the sandboxes (engine/node8/sandbox/response.ts, python/sandbox); untrusted. */
+/** Result shapes produced by the sandboxes (CallResult in the protocol), as received: untrusted. */
 type RawResult = string | { t?: unknown; s?: unknown; h?: unknown; b?: unknown; c?: unknown; m?: unknown; k?: unknown };
 
 /** Counts isolates whose thread V8 parked after a fatal out-of-memory (see notes in README). */
@@ -61,7 +56,7 @@ export const catastrophes = { count: 0 };
  * (timers, finished fetches) carries a timeout, so guest code can never hold an isolate thread
  * past its limit without being stopped.
  */
-export class IsolateInstance implements Instance {
+export class IsolateInstance implements Instance, BridgeTarget {
   state: InstanceState = 'ready';
   inflight = 0;
   sizeMb: number;
@@ -94,6 +89,7 @@ export class IsolateInstance implements Instance {
   private readonly callRef: ivm.Reference<unknown>;
   private readonly fireRef: ivm.Reference<unknown>;
   readonly isolate: ivm.Isolate;
+  readonly services: InstanceServices;
 
   constructor(
     blank: BlankIsolate,
@@ -102,6 +98,7 @@ export class IsolateInstance implements Instance {
     this.isolate = blank.isolate;
     this.callRef = blank.callRef;
     this.fireRef = blank.fireRef;
+    this.services = options.services;
     this.sizeMb = 1;
     this.handedBytesLimit = Math.min(HANDED_BYTES, (blank.memoryMb * 1024 * 1024) / 16);
     blank.bridge.target = this;
@@ -138,18 +135,8 @@ export class IsolateInstance implements Instance {
     );
   }
 
-  /** Appends a line to this function's logs (from the sandbox's console). */
-  log(requestId: string, level: string, text: string): void {
-    this.options.services.log(requestId, level, text);
-  }
-
   readModule(path: string): string | undefined {
-    return this.options.readModule(path);
-  }
-
-  /** `sdk.invoke` for synchronous callers (Python): resolves to the JSON of `{statusCode, headers, body}`. */
-  invokeSync(payload: string): Promise<string> {
-    return this.options.services.invoke(payload);
+    return this.options.readModule?.(path);
   }
 
   call(input: CallInput, done: (outcome: CallOutcome) => void): void {
@@ -390,8 +377,8 @@ export class IsolateInstance implements Instance {
 
   private toResponse(result: RawResult): FunctionResponse {
     if (typeof result === 'string') {
-      if (result.charCodeAt(0) === 74 /* J */) return jsonResponse(result.slice(1));
-      if (result.charCodeAt(0) === 82 /* R */) {
+      if (result.startsWith(JSON_TAG)) return jsonResponse(result.slice(1));
+      if (result.startsWith(EXPLICIT_TAG)) {
         const a = result.indexOf('\n');
         const b = result.indexOf('\n', a + 1);
         if (a < 0 || b < 0) throw new Error('malformed explicit response');
@@ -413,39 +400,34 @@ export class IsolateInstance implements Instance {
     throw new Error('unknown result shape');
   }
 
-  setTimer(op: number, id: number, ms: number): void {
+  setTimer(op: TimerOpKind, id: number, ms: number): void {
     if (this.state === 'dead' || !Number.isInteger(id)) return;
     const existing = this.timers.take(id);
     if (existing) clearTimeout(existing);
-    if (op !== 1) return;
+    if (op !== TimerOp.arm) return;
     const delay = Number.isFinite(ms) ? Math.min(Math.max(ms, 0), 2 ** 31 - 1) : 0;
     const timer = setTimeout(() => {
       this.timers.take(id);
-      this.fire([FIRE_TIMER, id]);
+      this.fire([Fire.timer, id]);
     }, delay);
     timer.unref();
     if (!this.timers.set(id, timer)) clearTimeout(timer);
   }
 
-  startOp(kind: string, id: number, payload: string, body: unknown): void {
+  runOp(id: number, work: () => Promise<OpResult>): void {
     if (this.state === 'dead' || !Number.isInteger(id)) return;
-    const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
     const settle = (ok: boolean, resultPayload: string, resultBody?: Uint8Array) => {
       this.pendingOps--;
-      const args: unknown[] = [FIRE_OP, id, ok, textArgument(resultPayload)];
+      const args: unknown[] = [Fire.op, id, ok, textArgument(resultPayload)];
       if (resultBody) args.push(new ivm.ExternalCopy(toArrayBuffer(resultBody)).copyInto({ release: true }));
       this.fire(args, resultPayload.length + (resultBody?.byteLength ?? 0));
     };
-    if (this.pendingOps >= MAX_PENDING_OPS) {
-      this.pendingOps++;
+    this.pendingOps++;
+    if (this.pendingOps > MAX_PENDING_OPS) {
       settle(false, `too many operations in flight (limit ${MAX_PENDING_OPS})`);
       return;
     }
-    this.pendingOps++;
-    const { services } = this.options;
-    const work: Promise<{ payload: string; body?: Uint8Array | undefined }> =
-      kind === 'fetch' ? services.fetch(payload, bytes) : kind === 'invoke' ? services.invoke(payload).then((p) => ({ payload: p })) : Promise.reject(new Error(`unknown operation ${kind}`));
-    work.then(
+    work().then(
       (r) => settle(true, r.payload, r.body),
       (err: unknown) => settle(false, err instanceof Error ? err.message : String(err)),
     );
@@ -468,26 +450,16 @@ export class IsolateInstance implements Instance {
 }
 
 /**
- * A call's meta for the sandboxes: `["<request id>","<method>","<path>","<raw query>"]`, a tab, then
- * the headers as JSON. JSON text has no raw tab, so the sandbox finds the headers with one indexOf
- * and parses them only when the function reads them; calls of a batch are joined by newlines,
- * which JSON text has none of either.
- */
-export function callMeta(requestId: string, method: string, path: string, rawQuery: string, headers: Record<string, string>): string {
-  return `${JSON.stringify([requestId, method, path, rawQuery])}\t${JSON.stringify(headers)}`;
-}
-
-/**
  * A text for an isolate. isolated-vm hands a string of 1,024 characters or more to an isolate as an
  * external string and counts its bytes against the isolate's memory limit, but V8 is not told of
  * them: once such strings outlive a young-generation collection (a batch of POST bodies does),
  * nothing collects them until a full collection: a function that keeps nothing, taking 10 KB
  * bodies 64 at a time, was measured at up to 120 MB of its 128 MB limit. So a
  * long text goes as a one-element array, which isolated-vm serialises: the isolate gets an
- * ordinary string in its heap. The sandbox unwraps it (`fromHost` in its host.ts).
+ * ordinary string in its heap. The sandbox unwraps it (`fromHost` in the protocol).
  */
 export function textArgument(text: string | undefined): string | ivm.Copy<string[]> | undefined {
-  return text !== undefined && text.length >= 1024 ? new ivm.ExternalCopy([text]).copyInto({ release: true }) : text;
+  return text !== undefined && text.length >= LONG_TEXT ? new ivm.ExternalCopy([text]).copyInto({ release: true }) : text;
 }
 
 function withDefaultType(headers: Record<string, string>, type: string): Record<string, string> {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
-import { LIBRARY_BUNDLE_GLOBAL, LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../library-names';
+import { LIBRARY_BUNDLE_GLOBAL, LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../sandbox/library-names';
+import { libraryFilename } from '../sandbox/protocol';
 
 let copies: Map<LibraryName, ivm.ExternalCopy<string>> | undefined;
 let sharedBytes = 0;
@@ -16,8 +17,8 @@ function libraryCopies(): Map<LibraryName, ivm.ExternalCopy<string>> {
   if (!copies) {
     copies = new Map();
     for (const name of LIBRARY_NAMES) {
-      const bundle = readFileSync(path.join(__dirname, '..', 'node8', `${name}-lib.js`), 'utf8');
-      const text = `(function () {${bundle}\nreturn ${LIBRARY_BUNDLE_GLOBAL};\n})()\n//# sourceURL=islet:lib/${name}`;
+      const bundle = readFileSync(path.join(__dirname, '..', 'sandbox', 'lib', `${name}.js`), 'utf8');
+      const text = `(function () {${bundle}\nreturn ${LIBRARY_BUNDLE_GLOBAL};\n})()\n//# sourceURL=${libraryFilename(name)}`;
       copies.set(name, new ivm.ExternalCopy(text));
       // As isolated-vm stores it: one byte per character when all fit in Latin-1, else two.
       sharedBytes += /[^\x00-\xff]/.test(text) ? text.length * 2 : text.length;

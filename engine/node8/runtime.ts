@@ -6,7 +6,8 @@ import { LRUCache } from 'lru-cache';
 import { toArrayBuffer } from '../bytes';
 import type { FunctionManifest } from '../manifest';
 import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../runtime';
-import { createBlankIsolate, type BlankIsolate, type CachedScript } from '../isolate/blank';
+import type { BlankIsolate } from '../isolate/bridge';
+import { createBlankIsolate, type CachedScript } from './blank';
 import { sharedLibraryBytes } from '../isolate/libraries';
 import { IsolateInstance } from '../isolate/instance';
 

@@ -1,14 +1,16 @@
 /**
- * The runtime inside every Python isolate. The host defines `__isletHost` (callbacks, see
- * engine/isolate/blank.ts) and `__isletPy` (the Pyodide files and the memory snapshot, copied in),
+ * The runtime inside every Python isolate. The host defines HOST_GLOBAL (callbacks, see
+ * python/bridge.ts) and `__isletPy` (the Pyodide files and the memory snapshot, copied in),
  * runs this script, evaluates Pyodide's two modules, and awaits `__isletBoot(asm, loader)` with
  * their namespaces. Pyodide runs in its "JS shell" mode (it looks for `read` and `load` when its
  * module is evaluated): it reads files only through `read`/`readbuffer` below, which serve the
  * copied bytes, and those globals are removed once it has booted.
  */
-import { current, FIRE_OP, FIRE_TIMER, fromHost, type HostBridge } from '../../engine/node8/sandbox/host';
-import { makeTimers } from '../../engine/node8/sandbox/timers';
-import { makeCrypto, TextDecoder, TextEncoder } from '../../engine/node8/sandbox/web';
+import { current, takeHost } from '../../engine/sandbox/guest/host';
+import { makeCrypto } from '../../engine/sandbox/guest/random';
+import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
+import { makeTimers } from '../../engine/sandbox/guest/timers';
+import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type SandboxEntryPoints } from '../../engine/sandbox/protocol';
 import RUNTIME_PY from './runtime.py';
 
 interface PyFiles {
@@ -34,10 +36,11 @@ interface PyodideLike {
 }
 
 const g = globalThis as unknown as Record<string, unknown>;
-const host = g.__isletHost as HostBridge & { invokeSync: { applySyncPromise(receiver: unknown, args: unknown[]): string } };
+/** The Python bridge's callbacks (python/bridge.ts): the common ones, and `sdk.invoke` for synchronous callers. */
+const host = takeHost<Pick<HostBridge, 'log' | 'timer' | 'random'> & { invokeSync: { applySyncPromise(receiver: unknown, args: unknown[]): string } }>();
 const files = g.__isletPy as PyFiles;
 type Loader = { loadPyodide(options: Record<string, unknown>): Promise<PyodideLike> };
-for (const name of ['__isletHost', '__isletPy']) delete g[name];
+delete g.__isletPy;
 
 const reportError = (err: unknown): void => host.log(current.requestId, 'error', `Uncaught ${err instanceof Error ? err.message : String(err)}`);
 const timers = makeTimers(host, reportError);
@@ -162,11 +165,8 @@ function pythonMessage(err: unknown): string {
   return last.replace(/^RuntimeError: /, '');
 }
 
-type CallResult = string | { t: 'b'; s: number; h: Record<string, string>; b: ArrayBuffer } | { t: 'e'; c: string; m: string; k?: string };
-
 function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult {
-  // The meta starts with the 32-character request id: ["<id>",... (see callMeta in instance.ts)
-  current.requestId = meta.slice(2, 34);
+  current.requestId = requestIdOfMeta(meta);
   let result: unknown;
   try {
     result = pyCall!(meta, raw === undefined ? undefined : typeof raw === 'string' ? raw : new Uint8Array(raw));
@@ -188,17 +188,18 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult {
 /** Several calls in one entry (see the node8 sandbox's callMany); Python handlers are synchronous. */
 function callMany(metasArgument: string | [string], _ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): CallResult[] {
   const metas = fromHost(metasArgument);
-  return metas.split('\n').map((meta, i) => call(meta, fromHost(bodies[i])));
+  return metas.split(META_SEPARATOR).map((meta, i) => call(meta, fromHost(bodies[i])));
 }
 
-function fire(kind: number, id: number): void {
-  if (kind === FIRE_TIMER) timers.fire(id);
-  else if (kind === FIRE_OP) host.log(current.requestId, 'error', 'unexpected operation result');
+function fire(kind: FireKind, id: number): void {
+  if (kind === Fire.timer) timers.fire(id);
+  else if (kind === Fire.op) host.log(current.requestId, 'error', 'unexpected operation result');
 }
 
 g.__isletBoot = (asm: { default: unknown }, loader: Loader) => {
   delete g.__isletBoot;
   return boot(asm, loader).then(() => {
-    g.__islet = { call: callMany, fire, init };
+    const entryPoints: SandboxEntryPoints = { call: callMany, fire, init };
+    g[ENTRY_GLOBAL] = entryPoints;
   });
 };

@@ -1,19 +1,34 @@
 /**
- * The runtime inside every node8 isolate. The host defines `__isletHost` (callbacks), runs this
- * script, takes the entry points from `__islet` and deletes both globals; then `init(config,
- * mainWrapper)` loads the function — the first time user code runs. Compiled with the filename
- * `islet:runtime`, which is how its frames are removed from user-visible stacks.
+ * The runtime inside every node8 isolate. The host puts its callbacks on HOST_GLOBAL (see
+ * engine/node8/bridge.ts), runs this script, takes the entry points from ENTRY_GLOBAL and deletes
+ * both globals; then `init(config, mainWrapper)` loads the function — the first time user code
+ * runs. Compiled as RUNTIME_FILENAME, which is how its frames are removed from user-visible stacks.
  */
 import { SlotMap } from '../../slot-map';
-import { makeConsole } from './console';
-import { current, FIRE_OP, FIRE_TIMER, fromHost, type HostBridge, type SandboxConfig } from './host';
+import { makeConsole } from '../../sandbox/guest/console';
+import { current, takeHost } from '../../sandbox/guest/host';
+import { getBuffer } from '../../sandbox/guest/text';
+import { makeTimers } from '../../sandbox/guest/timers';
+import {
+  ENTRY_GLOBAL,
+  Fire,
+  fromHost,
+  HEADERS_SEPARATOR,
+  META_SEPARATOR,
+  type CallResult,
+  type FireKind,
+  type HostBridge,
+  type MetaHead,
+  type OpKind,
+  type SandboxConfig,
+  type SandboxEntryPoints,
+} from '../../sandbox/protocol';
 import { ModuleSystem } from './modules';
-import { encodeError, encodeResult, HTTPResponse, userStack, type CallResult } from './response';
-import { makeTimers } from './timers';
-import { getBuffer, installWebGlobals } from './web';
+import { encodeError, encodeResult, HTTPResponse, userStack } from './response';
+import { installWebGlobals } from './web';
 
 const g = globalThis as unknown as Record<string, unknown>;
-const host = g.__isletHost as HostBridge;
+const host = takeHost<HostBridge>();
 
 const consoleObject = makeConsole(host);
 const reportError = (err: unknown): void => {
@@ -24,7 +39,7 @@ const reportError = (err: unknown): void => {
 // Asynchronous host operations (fetch, sdk invoke): started with a callback, settled by `fire`.
 const pendingOps = new SlotMap<{ resolve: (v: { payload: string; body: ArrayBuffer | undefined }) => void; reject: (e: Error) => void; requestId: string }>();
 const ops = {
-  start(kind: string, payload: string, body: ArrayBuffer | undefined) {
+  start(kind: OpKind, payload: string, body: ArrayBuffer | undefined) {
     const requestId = current.requestId;
     return new Promise<{ payload: string; body: ArrayBuffer | undefined }>((resolve, reject) => {
       const id = pendingOps.add({ resolve, reject, requestId });
@@ -148,13 +163,6 @@ function decode(s: string): string {
 }
 
 /**
- * A call's meta from the host (`callMeta` in instance.ts): `["<request id>","<method>","<path>",
- * "<raw query>"]`, a tab, then the headers as JSON. JSON text has no raw tab, so the first one is
- * the separator. The headers are parsed on first read: building them was most of a call's JSON work.
- */
-type MetaHead = [requestId: string, method: string, path: string, rawQuery: string];
-
-/**
  * A request field made on first read from what is kept under `source` (a symbol, not enumerable),
  * then kept there for the next read: an own enumerable accessor, so it shows in JSON, spread and
  * Object.keys like a plain field. One descriptor shared by every request: a getter written in each
@@ -226,7 +234,8 @@ function parseBody(raw: string | ArrayBuffer | undefined): unknown {
  * result at once when the handler returns a plain value, a promise of it otherwise.
  */
 function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult | Promise<CallResult> {
-  const tab = meta.indexOf('\t');
+  // The headers' JSON is parsed on first read (see `callMeta` in the protocol).
+  const tab = meta.indexOf(HEADERS_SEPARATOR);
   const head = JSON.parse(meta.slice(0, tab)) as MetaHead;
   const requestId = head[0];
   current.requestId = requestId;
@@ -256,8 +265,8 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult |
 function callMany(metasArgument: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[] {
   const metas = fromHost(metasArgument);
   // One call (the common case when a function is not busy): no lists to split.
-  if (!metas.includes('\n')) return [settleLater(call(metas, fromHost(bodies[0])), ids)];
-  const list = metas.split('\n');
+  if (!metas.includes(META_SEPARATOR)) return [settleLater(call(metas, fromHost(bodies[0])), ids)];
+  const list = metas.split(META_SEPARATOR);
   const idList = ids.split(',');
   const results: (CallResult | 0)[] = [];
   for (let i = 0; i < list.length; i++) results.push(settleLater(call(list[i]!, fromHost(bodies[i])), idList[i]!));
@@ -273,11 +282,11 @@ function settleLater(result: CallResult | Promise<CallResult>, id: string): Call
 }
 
 /** Host events: a timer fired, or an asynchronous operation finished. */
-function fire(kind: number, id: number, ok?: boolean, payloadArgument?: string | [string], body?: ArrayBuffer): void {
+function fire(kind: FireKind, id: number, ok?: boolean, payloadArgument?: string | [string], body?: ArrayBuffer): void {
   const payload = fromHost(payloadArgument);
-  if (kind === FIRE_TIMER) {
+  if (kind === Fire.timer) {
     timers.fire(id);
-  } else if (kind === FIRE_OP) {
+  } else if (kind === Fire.op) {
     const op = pendingOps.take(id);
     if (!op) return;
     current.requestId = op.requestId;
@@ -286,4 +295,5 @@ function fire(kind: number, id: number, ok?: boolean, payloadArgument?: string |
   }
 }
 
-g.__islet = { call: callMany, fire, init };
+const entryPoints: SandboxEntryPoints = { call: callMany, fire, init };
+g[ENTRY_GLOBAL] = entryPoints;

@@ -1,4 +1,4 @@
-import type { HostBridge } from './host';
+import type { HostBridge } from '../../sandbox/protocol';
 
 /** CommonJS over the function's own files, resolved as Node resolves them (without the host file system). */
 
@@ -29,7 +29,7 @@ export class ModuleSystem {
 
   constructor(
     files: string[],
-    private readonly host: HostBridge,
+    private readonly host: Pick<HostBridge, 'readModule'>,
     private readonly builtins: Record<string, () => unknown>,
   ) {
     this.files = new Set(files);

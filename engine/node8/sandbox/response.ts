@@ -1,4 +1,5 @@
-import { toArrayBuffer, toBytes } from './web';
+import { EXPLICIT_TAG, ISLET_FRAME, JSON_TAG, type CallResult } from '../../sandbox/protocol';
+import { toArrayBuffer, toBytes } from '../../sandbox/guest/text';
 
 /** `context.HTTPResponse`: an explicit response. Defaults: status 200, no headers, empty body. */
 export class HTTPResponse {
@@ -13,25 +14,12 @@ export class HTTPResponse {
   }
 }
 
-/**
- * What a call returns to the host. Strings are the fast path:
- *   'J' + json                          implicit JSON response
- *   'R' + status + '\n' + headersJson + '\n' + body   explicit response with a text body
- * Objects for the rest: bytes bodies and errors.
- */
-export type CallResult =
-  | string
-  | { t: 'b'; s: number; h: Record<string, string>; b: ArrayBuffer }
-  | { t: 'e'; c: string; m: string; k?: string };
-
 class BadResponse extends Error {}
-
-const RUNTIME_FRAME = /islet:(runtime|lib\/)/;
 
 /** The user's stack: their frames only, none of the runtime's. */
 export function userStack(err: Error): string | undefined {
   if (typeof err.stack !== 'string') return undefined;
-  return err.stack.split('\n').filter((line) => !RUNTIME_FRAME.test(line)).join('\n');
+  return err.stack.split('\n').filter((line) => !ISLET_FRAME.test(line)).join('\n');
 }
 
 export function encodeError(err: unknown): CallResult {
@@ -76,7 +64,7 @@ function encodeExplicit(res: HTTPResponse): CallResult {
   }
   const headers = explicitHeaders(res.headers);
   const body = res.body;
-  if (typeof body === 'string') return `R${status}\n${JSON.stringify(headers)}\n${body}`;
+  if (typeof body === 'string') return `${EXPLICIT_TAG}${status}\n${JSON.stringify(headers)}\n${body}`;
   const bytes = toBytes(body);
   if (!bytes) throw new BadResponse(`HTTPResponse body must be a string or bytes, got ${Array.isArray(body) ? 'array' : typeof body}`);
   return { t: 'b', s: status, h: headers, b: toArrayBuffer(bytes) };
@@ -91,5 +79,5 @@ export function encodeResult(value: unknown): CallResult {
     }
   }
   const json = JSON.stringify(value);
-  return `J${json === undefined ? 'null' : json}`;
+  return `${JSON_TAG}${json === undefined ? 'null' : json}`;
 }

@@ -3,7 +3,7 @@
  * text is not part of this runtime: the host puts one shared copy of it on the global before the
  * runtime runs (see engine/isolate/libraries.ts), and it is taken from there at once.
  */
-import { LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../../library-names';
+import { LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../library-names';
 
 interface Libraries extends Record<LibraryName, unknown> {
   buffer: typeof import('buffer');

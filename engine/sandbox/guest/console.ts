@@ -1,4 +1,5 @@
-import { current, type HostBridge } from './host';
+import type { HostBridge } from '../protocol';
+import { current } from './host';
 
 const MAX_LINE = 16 * 1024;
 
@@ -49,7 +50,7 @@ export function formatArgs(args: unknown[]): string {
   return text.length > MAX_LINE ? `${text.slice(0, MAX_LINE)}… [${text.length - MAX_LINE} more characters]` : text;
 }
 
-export function makeConsole(host: HostBridge): Record<string, (...args: unknown[]) => void> {
+export function makeConsole(host: Pick<HostBridge, 'log'>): Record<string, (...args: unknown[]) => void> {
   const emit = (level: string) => (...args: unknown[]) => host.log(current.requestId, level, formatArgs(args));
   const counts = new Map<unknown, number>();
   const timers = new Map<unknown, number>();

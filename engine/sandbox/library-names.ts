@@ -1,7 +1,8 @@
 /**
- * islet's libraries for node8 functions (bundled apart from the runtime, see scripts/build.js) and
- * the global each one's text is put under before the runtime runs. Shared by the host
- * (engine/isolate/libraries.ts) and the runtime inside isolates, which takes and deletes them.
+ * islet's libraries for code inside isolates (engine/sandbox/lib/<name>.ts, each bundled apart from
+ * the runtimes by scripts/build.js) and the global each one's text is put under before a runtime
+ * runs. Shared by the host (engine/isolate/libraries.ts) and the runtimes inside isolates
+ * (engine/sandbox/guest/libraries.ts), which take and delete them.
  */
 export const LIBRARY_NAMES = ['buffer', 'fetch', 'url'] as const;
 export type LibraryName = (typeof LIBRARY_NAMES)[number];

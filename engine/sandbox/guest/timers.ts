@@ -1,8 +1,6 @@
 import { SlotMap } from '../../slot-map';
-import { current, type HostBridge } from './host';
-
-/** Pending timers an instance may hold; more is almost always a leak or an attack. */
-const MAX_TIMERS = 10_000;
+import { MAX_TIMERS, TimerOp, type HostBridge } from '../protocol';
+import { current } from './host';
 
 interface TimerEntry {
   fn: (...args: unknown[]) => void;
@@ -26,7 +24,7 @@ export interface Timers {
   fire(id: number): void;
 }
 
-export function makeTimers(host: HostBridge, reportError: (err: unknown) => void): Timers {
+export function makeTimers(host: Pick<HostBridge, 'timer'>, reportError: (err: unknown) => void): Timers {
   // Ids come from a SlotMap, which the host's side of the timers mirrors (see engine/slot-map.ts).
   const pending = new SlotMap<TimerEntry>();
 
@@ -37,12 +35,12 @@ export function makeTimers(host: HostBridge, reportError: (err: unknown) => void
     if (!Number.isFinite(delay) || delay < 1) delay = repeat ? 1 : 0;
     delay = Math.min(delay, 2 ** 31 - 1);
     const id = pending.add({ fn: fn as TimerEntry['fn'], args, repeatMs: repeat ? delay : undefined, requestId: current.requestId });
-    host.timer(1, id, delay);
+    host.timer(TimerOp.arm, id, delay);
     return new Timeout(id);
   };
   const clear = (handle: unknown): void => {
     const id = Number(handle);
-    if (pending.take(id) !== undefined) host.timer(0, id, 0);
+    if (pending.take(id) !== undefined) host.timer(TimerOp.cancel, id, 0);
   };
 
   return {
@@ -62,7 +60,7 @@ export function makeTimers(host: HostBridge, reportError: (err: unknown) => void
       const entry = pending.get(id);
       if (!entry) return;
       if (entry.repeatMs === undefined) pending.take(id);
-      else host.timer(1, id, entry.repeatMs);
+      else host.timer(TimerOp.arm, id, entry.repeatMs);
       current.requestId = entry.requestId;
       try {
         entry.fn(...entry.args);

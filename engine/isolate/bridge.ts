@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import ivm from 'isolated-vm';
+import { ENTRY_GLOBAL, HOST_GLOBAL, TimerOp, type TimerOpKind } from '../sandbox/protocol';
+import type { InstanceServices } from '../runtime';
+
+/** What an operation answers: JSON text, and bytes when it has a body. */
+export interface OpResult {
+  payload: string;
+  body?: Uint8Array | undefined;
+}
+
+/** What a bridge's callbacks reach: the instance the isolate became (none while it is blank). */
+export interface BridgeTarget {
+  readonly services: InstanceServices;
+  readModule(path: string): string | undefined;
+  setTimer(op: TimerOpKind, id: number, ms: number): void;
+  /** Starts an operation (unless too many are in flight) and answers the sandbox when it settles. */
+  runOp(id: number, work: () => Promise<OpResult>): void;
+  deliver(id: number, result: unknown): void;
+  onCatastrophe(): void;
+}
+
+/** The late-bound end of an isolate's callbacks: set when a blank isolate becomes a function. */
+export interface Bridge {
+  target: BridgeTarget | undefined;
+}
+
+/** The entry points a runtime script leaves (see SandboxEntryPoints in the protocol). */
+export interface EntryPoints {
+  callRef: ivm.Reference<unknown>;
+  fireRef: ivm.Reference<unknown>;
+  initRef: ivm.Reference<unknown>;
+}
+
+/** An isolate with a runtime loaded and no function yet: `init` turns it into one. */
+export interface BlankIsolate extends EntryPoints {
+  isolate: ivm.Isolate;
+  context: ivm.Context;
+  memoryMb: number;
+  bridge: Bridge;
+}
+
+/**
+ * The callbacks every sandbox gets: log lines, timers, late results and random bytes. Each copies
+ * its arguments in and its result out; none hands the isolate a host object.
+ */
+export function commonCallbacks(bridge: Bridge): Record<string, ivm.Callback> {
+  return {
+    log: new ivm.Callback((requestId: unknown, level: unknown, text: unknown) => {
+      bridge.target?.services.log(String(requestId).slice(0, 64), String(level).slice(0, 8), String(text));
+    }, { ignored: true }),
+    timer: new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(op === TimerOp.arm ? TimerOp.arm : TimerOp.cancel, Number(id), Number(ms)), { ignored: true }),
+    deliver: new ivm.Callback((id: unknown, result: unknown) => bridge.target?.deliver(Number(id), result), { ignored: true }),
+    random: new ivm.Callback((n: unknown) => randomBytes(Math.min(Math.max(Number(n) | 0, 1), 65536)).toString('hex')),
+  };
+}
+
+/**
+ * Puts a runtime's host callbacks on HOST_GLOBAL, for the runtime script to take and delete before
+ * any user code runs.
+ */
+export function installHostObject(isolate: ivm.Isolate, context: ivm.Context, members: Record<string, ivm.Callback | ivm.Reference<unknown>>): void {
+  const host = isolate.compileScriptSync('({})').runSync(context, { reference: true }) as ivm.Reference<Record<string, unknown>>;
+  for (const [name, member] of Object.entries(members)) host.setSync(name, member);
+  context.global.setSync(HOST_GLOBAL, host.derefInto());
+}
+
+/** Takes the entry points the runtime left on ENTRY_GLOBAL and removes the runtime's globals. */
+export function takeEntryPoints(context: ivm.Context): EntryPoints {
+  const api = context.global.getSync(ENTRY_GLOBAL, { reference: true }) as ivm.Reference<Record<string, unknown>>;
+  const refs = {
+    callRef: api.getSync('call', { reference: true }) as ivm.Reference<unknown>,
+    fireRef: api.getSync('fire', { reference: true }) as ivm.Reference<unknown>,
+    initRef: api.getSync('init', { reference: true }) as ivm.Reference<unknown>,
+  };
+  context.evalSync(`delete globalThis.${ENTRY_GLOBAL}; delete globalThis.${HOST_GLOBAL};`);
+  return refs;
+}

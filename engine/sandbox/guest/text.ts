@@ -1,0 +1,108 @@
+/**
+ * Text and bytes for code inside isolates: TextEncoder/TextDecoder (UTF-8 over the buffer library's
+ * codec, UTF-16LE, Latin-1), atob/btoa, and byte helpers. Shared by both sandboxes.
+ */
+import { library } from './libraries';
+
+export function getBuffer(): BufferConstructorLike {
+  return library('buffer').Buffer;
+}
+
+export function toBytes(value: unknown): Uint8Array | undefined {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  return undefined;
+}
+
+/** A copy of the bytes as a standalone ArrayBuffer (what crosses back to the host). */
+export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  return bytes.slice().buffer as ArrayBuffer;
+}
+
+export class TextEncoder {
+  readonly encoding = 'utf-8';
+  encode(input = ''): Uint8Array {
+    const buf = getBuffer().from(String(input), 'utf8');
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+  encodeInto(input: string, dest: Uint8Array): { read: number; written: number } {
+    const bytes = this.encode(input);
+    if (bytes.length <= dest.length) {
+      dest.set(bytes);
+      return { read: String(input).length, written: bytes.length };
+    }
+    // Fall back to encoding code point by code point until the destination is full.
+    let read = 0;
+    let written = 0;
+    for (const ch of String(input)) {
+      const chunk = this.encode(ch);
+      if (written + chunk.length > dest.length) break;
+      dest.set(chunk, written);
+      written += chunk.length;
+      read += ch.length;
+    }
+    return { read, written };
+  }
+}
+
+const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8']);
+const UTF16LE_LABELS = new Set(['utf-16le', 'utf-16']);
+const LATIN1_LABELS = new Set(['latin1', 'iso-8859-1', 'l1']);
+
+/** TextDecoder for UTF-8 (over the buffer package's codec), UTF-16LE and Latin-1 (byte = code point). */
+export class TextDecoder {
+  readonly encoding: string;
+  readonly fatal: boolean;
+  readonly ignoreBOM: boolean;
+  constructor(label = 'utf-8', options: { fatal?: boolean; ignoreBOM?: boolean } = {}) {
+    const normalized = String(label).trim().toLowerCase();
+    if (UTF8_LABELS.has(normalized)) this.encoding = 'utf-8';
+    else if (UTF16LE_LABELS.has(normalized)) this.encoding = 'utf-16le';
+    else if (LATIN1_LABELS.has(normalized)) this.encoding = 'latin1';
+    else throw new RangeError(`The "${label}" encoding is not supported (only utf-8, utf-16le and latin1 are)`);
+    this.fatal = Boolean(options.fatal);
+    this.ignoreBOM = Boolean(options.ignoreBOM);
+  }
+  decode(input?: unknown): string {
+    if (input === undefined) return '';
+    const bytes = toBytes(input);
+    if (!bytes) throw new TypeError('The "input" argument must be an ArrayBuffer or ArrayBufferView');
+    const text =
+      this.encoding === 'utf-16le'
+        ? decodeUtf16le(bytes)
+        : getBuffer().from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(this.encoding === 'latin1' ? 'latin1' : 'utf8');
+    if (this.fatal && this.encoding === 'utf-8' && text.includes('\uFFFD') && !getBuffer().from(text, 'utf8').every((b, i) => b === bytes[i])) {
+      throw new TypeError('The encoded data was not valid utf-8');
+    }
+    return !this.ignoreBOM && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  }
+}
+
+function decodeUtf16le(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i + 1 < bytes.length; i += 2) out += String.fromCharCode(bytes[i]! | (bytes[i + 1]! << 8));
+  return out;
+}
+
+function invalidCharacter(message: string): Error {
+  const err = new Error(message);
+  err.name = 'InvalidCharacterError';
+  return err;
+}
+
+export function btoa(input: unknown): string {
+  const text = String(input);
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0xff) throw invalidCharacter('Invalid character: btoa accepts only Latin-1 characters');
+  }
+  return getBuffer().from(text, 'latin1').toString('base64');
+}
+
+export function atob(input: unknown): string {
+  const text = String(input).replace(/[\t\n\f\r ]/g, '');
+  if (text.length % 4 === 1 || /[^A-Za-z0-9+/=]/.test(text) || /=[^=]/.test(text) || /={3,}$/.test(text)) {
+    throw invalidCharacter('The string to be decoded is not correctly encoded.');
+  }
+  return getBuffer().from(text, 'base64').toString('latin1');
+}

@@ -1,0 +1,133 @@
+/**
+ * The protocol between the host and the code inside an isolate, for both sandboxes (node8 and
+ * Python). Imported by the host (engine/isolate, the runtimes' bridges) and bundled into the guest
+ * runtimes, so each name, kind and limit is written once. Everything that crosses is copied data:
+ * strings, numbers, ArrayBuffers, plain arrays and objects.
+ */
+
+/** The global the host puts its callbacks under; the runtime takes them and deletes it. */
+export const HOST_GLOBAL = '__isletHost';
+/** The global the runtime leaves its entry points under; the host takes them and deletes it. */
+export const ENTRY_GLOBAL = '__islet';
+
+/** The file name islet's runtime script is compiled under (its frames never reach users). */
+export const RUNTIME_FILENAME = 'islet:runtime';
+/** The file name of one of islet's libraries, evaluated inside isolates. */
+export const libraryFilename = (name: string): string => `islet:lib/${name}`;
+/** A stack frame of islet's own code inside an isolate. */
+export const ISLET_FRAME = /islet:(runtime|lib\/)/;
+
+/** What `fire` tells the sandbox: a timer ran out, or an asynchronous operation finished. */
+export const Fire = { timer: 0, op: 1 } as const;
+export type FireKind = (typeof Fire)[keyof typeof Fire];
+
+/** What `timer` asks of the host: cancel or arm the timer of an id. */
+export const TimerOp = { cancel: 0, arm: 1 } as const;
+export type TimerOpKind = (typeof TimerOp)[keyof typeof TimerOp];
+
+/**
+ * Asynchronous host operations a sandbox may start with `startOp`; each answers once through
+ * `fire(Fire.op, id, ok, payload, body?)`. The payload is JSON text, the body copied bytes.
+ */
+export type OpKind = 'fetch' | 'invoke';
+
+/** Timers one sandbox may have armed at once (both sides enforce it). */
+export const MAX_TIMERS = 10_000;
+/** Asynchronous operations one instance may have in flight. */
+export const MAX_PENDING_OPS = 256;
+
+/**
+ * A text of this many characters or more crosses as a one-element array: isolated-vm would hand it
+ * to the isolate as an external string (see `textArgument` in engine/isolate/instance.ts), and the
+ * guest unwraps it with `fromHost`.
+ */
+export const LONG_TEXT = 1024;
+
+/** A text from the host: long ones come as a one-element array (see LONG_TEXT). */
+export function fromHost<T>(value: T | [T]): T {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * What a call returns to the host. Strings are the fast path, tagged by their first character:
+ *   JSON_TAG + json                                          an implicit JSON response
+ *   EXPLICIT_TAG + status + '\n' + headersJson + '\n' + body  an explicit response with a text body
+ * Objects for the rest: bodies of bytes, and errors.
+ */
+export const JSON_TAG = 'J';
+export const EXPLICIT_TAG = 'R';
+export type CallResult = string | BytesResult | ErrorResult;
+export interface BytesResult {
+  t: 'b';
+  /** Status. */
+  s: number;
+  /** Headers. */
+  h: Record<string, string>;
+  /** Body. */
+  b: ArrayBuffer;
+}
+export interface ErrorResult {
+  t: 'e';
+  /** Error code (ERR_FUNCTION_FAILED, ERR_BAD_RESPONSE or ERR_RESOURCE_LIMIT). */
+  c: string;
+  /** Message. */
+  m: string;
+  /** The user's stack, when there is one. */
+  k?: string;
+}
+
+/**
+ * A call's meta: `["<request id>","<method>","<path>","<raw query>"]`, a tab, then the headers as
+ * JSON. JSON text has no raw tab, so the sandbox finds the headers with one indexOf and parses them
+ * only when the function reads them; the calls of a batch are joined by newlines, which JSON text
+ * has none of either.
+ */
+export function callMeta(requestId: string, method: string, path: string, rawQuery: string, headers: Record<string, string>): string {
+  return `${JSON.stringify([requestId, method, path, rawQuery])}\t${JSON.stringify(headers)}`;
+}
+export type MetaHead = [requestId: string, method: string, path: string, rawQuery: string];
+/** Separates the metas of a batch's calls. */
+export const META_SEPARATOR = '\n';
+/** Separates the head of a meta from its headers' JSON. */
+export const HEADERS_SEPARATOR = '\t';
+/** The request id of a meta without parsing it: the head starts with `["` and the 32-character id. */
+export const requestIdOfMeta = (meta: string): string => meta.slice(2, 34);
+
+/** What a runtime's `init` receives as JSON: the function it becomes. */
+export interface SandboxConfig {
+  accountId: string;
+  env: Record<string, string>;
+  files: string[];
+  main: string;
+  entrypoint: string;
+}
+
+/**
+ * The host's callbacks as the guest sees them. Each is an isolated-vm Callback: arguments and
+ * results are copied, never shared. Which of them a sandbox gets is its bridge's choice
+ * (engine/node8/bridge.ts, python/bridge.ts).
+ */
+export interface HostBridge {
+  /** Appends a line to the function's logs (fire and forget). */
+  log(requestId: string, level: string, text: string): void;
+  /** Source of one of the function's own files, by relative path (node8). */
+  readModule(path: string): string | undefined;
+  /** Arms or cancels a host timer, which later calls back with `fire(Fire.timer, id)`. */
+  timer(op: TimerOpKind, id: number, ms: number): void;
+  /** Random bytes from the host's CSPRNG, as hex. */
+  random(bytes: number): string;
+  /** Delivers the result of a call that finished after its batch returned (fire and forget). */
+  deliver(id: number, result: CallResult): void;
+  /** Starts an asynchronous host operation; its result arrives with `fire(Fire.op, id, …)`. */
+  startOp(kind: OpKind, id: number, requestId: string, payload: string, body: ArrayBuffer | undefined): void;
+}
+
+/** The entry points a runtime leaves on ENTRY_GLOBAL. */
+export interface SandboxEntryPoints {
+  /** A batch of calls: metas joined by META_SEPARATOR, their ids joined by commas, one body argument per call. */
+  call(metas: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[];
+  /** A host event: a timer ran out, or an operation finished. */
+  fire(kind: FireKind, id: number, ok?: boolean, payload?: string | [string], body?: ArrayBuffer): void;
+  /** Makes the isolate the function described by the config JSON. */
+  init(configJson: string, ...rest: never[]): unknown;
+}
