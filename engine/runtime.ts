@@ -70,13 +70,26 @@ export async function validateByLoading(manifest: FunctionManifest, load: () => 
       const key = /does not export a function named/.test(err.message) ? 'entrypoint' : 'file';
       throw new ServiceError('ERR_INVALID_FUNCTION', `functions.${manifest.name}: ${err.message}`, { ...err.details, key });
     }
+    // A build error (a file that does not parse, an import that does not resolve) names its file already.
+    if (err instanceof ServiceError && err.code === 'ERR_INVALID_FUNCTION' && !err.message.startsWith('functions.')) {
+      throw new ServiceError('ERR_INVALID_FUNCTION', `functions.${manifest.name}: ${err.message}`, err.details);
+    }
     throw err;
   }
   instance.dispose();
 }
 
-/** Turns a failure while loading user code into ERR_FUNCTION_FAILED with the user's own message and location. */
-export function loadError(err: unknown, manifest: FunctionManifest, timeoutMs: number): ServiceError {
+/** A frame of the host, not of user code: isolated-vm's boundary, Node's internals, islet's own files, Pyodide's loader. */
+const HOST_FRAME = /isolated-vm boundary|node:|\/dist\/|pyodide(\.asm)?\.mjs/;
+const FRAME_POSITION = /\(?\/?([^\s():]+):(\d+):(\d+)\)?$/;
+
+/**
+ * Turns a failure while loading user code into ERR_FUNCTION_FAILED with the user's own message and
+ * location. `mapStack` turns positions in built code back into the user's files. The location is the
+ * first frame in the user's own files; when the error was raised inside a package, the message
+ * names that place too.
+ */
+export function loadError(err: unknown, manifest: FunctionManifest, timeoutMs: number, mapStack: (stack: string) => string = (stack) => stack): ServiceError {
   if (err instanceof ServiceError) return err;
   const e = err as NodeJS.ErrnoException;
   if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) {
@@ -90,17 +103,19 @@ export function loadError(err: unknown, manifest: FunctionManifest, timeoutMs: n
   if (/memory limit/i.test(message)) {
     return new ServiceError('ERR_FUNCTION_FAILED', `loading ${manifest.file} went over the memory limit`);
   }
-  const stack = typeof e?.stack === 'string' ? e.stack.split('\n').filter((l) => !ISLET_FRAME.test(l) && !/isolated-vm boundary|node:|\/dist\/|\/node_modules\/|pyodide(\.asm)?\.mjs/.test(l)).join('\n') : undefined;
-  const where =
-    /\(?\/?([^\s():]+):(\d+):(\d+)\)?/.exec(stack?.split('\n').slice(1).join('\n') ?? '') ??
-    /\[?\/?([^\s():[\]]+):(\d+):(\d+)\]?/.exec(message) ??
-    /\(([^\s(),]+), line (\d+)\)/.exec(message);
+  const stack = typeof e?.stack === 'string' ? mapStack(e.stack).split('\n').filter((l) => !ISLET_FRAME.test(l) && !HOST_FRAME.test(l)).join('\n') : undefined;
+  const frames = (stack?.split('\n').slice(1) ?? []).map((l) => FRAME_POSITION.exec(l.trim())).filter((m): m is RegExpExecArray => m !== null);
+  const own = frames.find((m) => !m[1]!.startsWith('node_modules/'));
+  const raisedIn = frames[0] && frames[0] !== own && frames[0][1]!.startsWith('node_modules/') ? frames[0] : undefined;
+  const where = own ?? raisedIn ?? /\[?\/?([^\s():[\]]+):(\d+):(\d+)\]?/.exec(message) ?? /\(([^\s(),]+), line (\d+)\)/.exec(message);
   const details: Record<string, unknown> = {};
   if (stack) details.stack = stack;
   if (where) {
     details.file = where[1];
     details.line = Number(where[2]);
+    if (where[3] !== undefined) details.column = Number(where[3]);
   }
-  const location = where && !message.includes(`${where[1]}:${where[2]}`) ? ` (${where[1]}:${where[2]})` : '';
+  const position = where ? `${where[1]}:${where[2]}${where[3] === undefined ? '' : `:${where[3]}`}` : '';
+  const location = where && !message.includes(`${where[1]}:${where[2]}`) ? ` (${position}${raisedIn && raisedIn !== where ? `; raised in ${raisedIn[1]}:${raisedIn[2]}:${raisedIn[3]}` : ''})` : '';
   return new ServiceError('ERR_FUNCTION_FAILED', `${e?.name && e.name !== 'Error' ? `${e.name}: ` : ''}${message}${location}`, details);
 }

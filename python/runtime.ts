@@ -132,7 +132,7 @@ export class PythonRuntime implements Runtime {
     try {
       const context = await isolate.createContext();
       installPythonBridge(isolate, context, bridge);
-      installLibraries(context);
+      installLibraries(context, ['buffer']);
       const wasmCap = Math.max(memoryMb * 1024 * 1024, assets.snapshotBytes + 16 * 1024 * 1024);
       await context.evalClosure('globalThis.__isletPy = { wasm: $0, stdlib: $1, snapshot: $2, lock: $3, memoryCap: $4 };', [
         assets.wasm.copyInto(), assets.stdlib.copyInto(), assets.snapshot.copyInto(), assets.lock, wasmCap,

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Builds islet: compiles the TypeScript host code into dist/ and bundles the code that
-// runs inside every node8 isolate (engine/node8/sandbox) into one script with esbuild.
+// Builds islet: compiles the TypeScript host code into dist/, and bundles with esbuild the code
+// that runs inside isolates: the two runtimes (one script each) and islet's libraries.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
+const esbuild = require('esbuild');
 
 const root = path.resolve(__dirname, '..');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
@@ -20,30 +21,82 @@ function run(cmd, args) {
 run(bin('tsc'), ['-p', 'tsconfig.json']);
 run(bin('tsc'), ['-p', 'engine/sandbox/tsconfig.json']);
 run(bin('tsc'), ['-p', 'python/sandbox/tsconfig.json']);
-// The runtimes that run inside isolates: one script each, with their libraries. Minified because
-// every isolate keeps its own copy of the script's source (V8 compiles functions lazily from it):
-// each kilobyte here is a megabyte of memory across 1,000 warm functions. Names are kept (class
-// and function names are visible to user code); runtime frames never show in user stacks.
-// islet's libraries for functions, evaluated in an isolate on first use (engine/isolate/libraries.ts).
-const { LIBRARY_NAMES, LIBRARY_BUNDLE_GLOBAL } = require(path.join(root, 'dist', 'engine', 'sandbox', 'library-names.js'));
-for (const [entry, outfile, globalName] of [
-  ['engine/node8/sandbox/index.ts', 'dist/engine/node8/sandbox.js'],
-  ...LIBRARY_NAMES.map((name) => [`engine/sandbox/lib/${name}.ts`, `dist/engine/sandbox/lib/${name}.js`, LIBRARY_BUNDLE_GLOBAL]),
-  ['python/sandbox/index.ts', 'dist/python/sandbox.js'],
-]) {
-  require('esbuild').buildSync({
-    entryPoints: [path.join(root, entry)],
-    outfile: path.join(root, outfile),
-    globalName,
-    bundle: true,
-    format: 'iife',
-    platform: 'neutral',
-    mainFields: ['main'],
-    target: 'es2022',
-    loader: { '.py': 'text' },
-    legalComments: 'none',
-    minify: true,
-    keepNames: true,
-    logLevel: 'warning',
-  });
+
+const { LIBRARY_NAMES, LIBRARY_BUNDLE_GLOBAL, libraryEntry } = require(path.join(root, 'dist', 'engine', 'sandbox', 'library-names.js'));
+const { BUILTIN_MODULES } = require(path.join(root, 'dist', 'engine', 'node8', 'builtin-modules.js'));
+
+// Minified because every isolate keeps its own copy of a script's source when the host compiles it
+// (the runtimes), and a library's compiled code is per isolate too: each kilobyte of a runtime is a
+// megabyte across 1,000 warm functions. Names are kept (class and function names are visible to
+// user code); islet's frames never show in user stacks.
+const common = {
+  bundle: true,
+  format: 'iife',
+  target: 'es2022',
+  legalComments: 'none',
+  minify: true,
+  keepNames: true,
+  logLevel: 'warning',
+};
+
+/** unenv's url.parse prints a deprecation warning of its own that Node 20 does not: dropped. */
+const LIBRARY_OPTIONS = { 'node/url': { drop: ['console'] } };
+
+async function main() {
+  // The runtimes that run inside isolates.
+  for (const [entry, outfile] of [
+    ['engine/node8/sandbox/index.ts', 'dist/engine/node8/sandbox.js'],
+    ['python/sandbox/index.ts', 'dist/python/sandbox.js'],
+  ]) {
+    await esbuild.build({ ...common, entryPoints: [path.join(root, entry)], outfile: path.join(root, outfile), platform: 'neutral', mainFields: ['main'], loader: { '.py': 'text' } });
+  }
+  await Promise.all(
+    LIBRARY_NAMES.map((name) =>
+      esbuild.build({
+        ...common,
+        entryPoints: [path.join(root, libraryEntry(name))],
+        outfile: path.join(root, 'dist', 'engine', 'sandbox', 'lib', `${name}.js`),
+        globalName: LIBRARY_BUNDLE_GLOBAL,
+        platform: 'browser',
+        plugins: [libraryPlugin(name)],
+        ...LIBRARY_OPTIONS[name],
+      }),
+    ),
+  );
 }
+
+/**
+ * A library's imports of Node's built-in modules are left to the runtime's `require` (each
+ * built-in is a library of its own, evaluated once), so no library carries another's copy:
+ * - `node:x` and `x` become the built-in; so does `x/` (the spelling packages use for the npm
+ *   polyfill of a built-in) inside the libraries of Node's modules, except in the one that provides
+ *   `x`, where `x/` is the package;
+ * - packages that only stand in for a platform global (abort-controller) use islet's global;
+ * - unenv's "not implemented" helpers are islet's own (engine/node8/sandbox/node/not-implemented.ts).
+ */
+function libraryPlugin(name) {
+  const own = name.startsWith('node/') ? name.slice(5) : undefined;
+  return {
+    name: 'islet-library',
+    setup(build) {
+      build.onResolve({ filter: /^[a-z_]+(\/[a-z_]+)?\/?$|^node:/ }, (args) => {
+        const id = args.path.startsWith('node:') ? args.path.slice(5) : args.path;
+        const bare = id.replace(/\/$/, '');
+        if (!BUILTIN_MODULES.has(bare)) return undefined;
+        // `x/` names the npm package: a library of Node's modules takes the built-in instead
+        // (except its own package); other libraries bundle the package.
+        if (id.endsWith('/') && (own === undefined || bare === own)) return undefined;
+        return { path: bare, external: true };
+      });
+      build.onResolve({ filter: /^abort-controller$/ }, () => ({ path: path.join(root, 'engine', 'node8', 'sandbox', 'node', 'abort-controller.ts') }));
+      build.onResolve({ filter: /_internal\/utils\.mjs$/ }, (args) =>
+        /unenv/.test(args.resolveDir) ? { path: path.join(root, 'engine', 'node8', 'sandbox', 'node', 'not-implemented.ts') } : undefined,
+      );
+    },
+  };
+}
+
+main().catch(() => {
+  console.error('build failed: esbuild');
+  process.exit(1);
+});

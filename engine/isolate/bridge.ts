@@ -17,6 +17,8 @@ export interface BridgeTarget {
   /** Starts an operation (unless too many are in flight) and answers the sandbox when it settles. */
   runOp(id: number, work: () => Promise<OpResult>): void;
   deliver(id: number, result: unknown): void;
+  /** Sends calls one per entry from now on. */
+  unbatch(): void;
   onCatastrophe(): void;
 }
 

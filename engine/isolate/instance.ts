@@ -4,7 +4,7 @@ import { toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
 import { checkBodySize, checkResponseHeaders, checkStatus, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
-import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, MAX_TIMERS, TimerOp, type TimerOpKind } from '../sandbox/protocol';
+import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, MAX_TIMERS, META_SEPARATOR, TimerOp, type TimerOpKind } from '../sandbox/protocol';
 import { SlotMap, SlotMirror } from '../slot-map';
 import type { BlankIsolate, BridgeTarget, OpResult } from './bridge';
 /**
@@ -20,6 +20,8 @@ export interface IsolateInstanceOptions {
   services: InstanceServices;
   /** Reads one of the version's files for `require` (relative path, already checked to exist). */
   readModule?(path: string): string | undefined;
+  /** Turns positions in built code back into the user's files (stacks of failed calls). */
+  mapStack?(stack: string): string;
   /** Called once when the instance dies (memory limit, timeout, disposal). */
   onDeath(instance: IsolateInstance): void;
   /** Dispose at once on any timeout (an interpreter stopped mid-way cannot be trusted again). */
@@ -37,6 +39,14 @@ interface Batch {
   /** Calls of the batch not answered yet. */
   left: number;
   timer: NodeJS.Timeout | undefined;
+}
+
+interface QueuedCall {
+  meta: string;
+  raw: string | ArrayBuffer | undefined;
+  done: (outcome: CallOutcome) => void;
+  /** Text bytes of the meta and body. */
+  bytes: number;
 }
 
 interface RunningCall {
@@ -65,7 +75,9 @@ export class IsolateInstance implements Instance, BridgeTarget {
   /** Calls sent into the isolate and not answered yet, by id. */
   private readonly running = new SlotMap<RunningCall>();
   /** Calls waiting for this turn's flush. */
-  private queue: { meta: string; raw: string | ArrayBuffer | undefined; done: (outcome: CallOutcome) => void }[] = [];
+  private queue: QueuedCall[] = [];
+  /** Calls one entry may carry (1 once the sandbox asked for it, see unbatch). */
+  private maxBatch = Infinity;
   private flushScheduled = false;
   /** Text bytes of the queued calls (metas and bodies). */
   private queuedBytes = 0;
@@ -152,8 +164,9 @@ export class IsolateInstance implements Instance, BridgeTarget {
     const meta = callMeta(input.requestId, input.method, input.path, input.rawQuery, input.headers);
     const body = input.body;
     const raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
-    this.queue.push({ meta, raw, done });
-    this.queuedBytes += meta.length + (raw === undefined ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);
+    const bytes = meta.length + (raw === undefined ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);
+    this.queue.push({ meta, raw, done, bytes });
+    this.queuedBytes += bytes;
     this.scheduleFlush();
   }
 
@@ -199,12 +212,21 @@ export class IsolateInstance implements Instance, BridgeTarget {
    */
   private readonly flush = (): void => {
     this.flushScheduled = false;
-    if (this.queue.length === 0 || this.state === 'dead') return;
-    // Otherwise `entered` flushes again.
-    if (!this.mayEnter(this.queuedBytes, this.queue.length)) return;
-    const queued = this.queue;
-    this.queue = [];
-    this.queuedBytes = 0;
+    while (this.queue.length > 0 && this.state !== 'dead') {
+      // All waiting calls in one entry, or one per entry once the sandbox asked (see unbatch).
+      const taking = Math.min(this.queue.length, this.maxBatch);
+      const bytes = taking === this.queue.length ? this.queuedBytes : this.queue.slice(0, taking).reduce((n, c) => n + c.bytes, 0);
+      // Otherwise `entered` flushes again.
+      if (!this.mayEnter(bytes, taking)) return;
+      const queued = taking === this.queue.length ? this.queue : this.queue.slice(0, taking);
+      this.queue = taking === this.queue.length ? [] : this.queue.slice(taking);
+      this.queuedBytes -= bytes;
+      this.enter(queued);
+    }
+  };
+
+  /** Sends calls into the isolate in one entry; they share one timeout timer. */
+  private enter(queued: QueuedCall[]): void {
     const batch: Batch = { ids: [], left: queued.length, timer: undefined };
     for (const c of queued) batch.ids.push(this.running.add({ done: c.done, batch }));
     const loading = this.loading;
@@ -213,7 +235,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     };
     if (loading) void loading.then(armTimer);
     else armTimer();
-    const metas = queued.map((c) => c.meta).join('\n');
+    const metas = queued.length === 1 ? queued[0]!.meta : queued.map((c) => c.meta).join(META_SEPARATOR);
     // Bodies go as arguments of their own: strings are copied as they are, bytes as one copy each
     // (a structured clone of an array of bodies would serialise every string again).
     const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : textArgument(c.raw)));
@@ -233,7 +255,12 @@ export class IsolateInstance implements Instance, BridgeTarget {
         for (const id of batch.ids) this.finish(id, () => ({ ok: false, error }));
       },
     );
-  };
+  }
+
+  /** From now on, one call per entry (the sandbox asked: its promise jobs must not mix requests). */
+  unbatch(): void {
+    this.maxBatch = 1;
+  }
 
   /** Answers a running call once (later answers for the same id are ignored). */
   private finish(id: number, outcome: () => CallOutcome): void {
@@ -390,7 +417,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (typeof result !== 'object' || result === null) throw new Error('result is not an object');
     if (result.t === 'e') {
       const code = result.c === 'ERR_BAD_RESPONSE' || result.c === 'ERR_RESOURCE_LIMIT' ? result.c : 'ERR_FUNCTION_FAILED';
-      const stack = typeof result.k === 'string' ? result.k : undefined;
+      const stack = typeof result.k === 'string' ? (this.options.mapStack?.(result.k) ?? result.k) : undefined;
       throw new ServiceError(code, String(result.m), stack === undefined ? undefined : { stack });
     }
     if (result.t === 'b' && result.b instanceof ArrayBuffer) {

@@ -1,8 +1,8 @@
 import ivm from 'isolated-vm';
-import { takeEntryPoints, type BlankIsolate, type Bridge } from '../isolate/bridge';
+import { takeEntryPoints, type BlankIsolate } from '../isolate/bridge';
 import { installLibraries } from '../isolate/libraries';
 import { callMeta, META_SEPARATOR, RUNTIME_FILENAME } from '../sandbox/protocol';
-import { installNode8Bridge } from './bridge';
+import { installNode8Bridge, type Node8Bridge } from './bridge';
 
 /** isolated-vm sets these on a Script compiled with cachedData options (missing from its typings). */
 export type CachedScript = ivm.Script & ivm.CachedDataResult & { cachedDataRejected?: boolean };
@@ -12,14 +12,17 @@ export type CachedScript = ivm.Script & ivm.CachedDataResult & { cachedDataRejec
  * calling thread (about 2 ms): each asynchronous step would cost a round trip to the isolate's
  * thread. `sandbox.cache` is filled on first use and reused (V8 code cache of the runtime script).
  */
-export function createBlankIsolate(memoryMb: number, sandbox: { source: string; cache?: ivm.ExternalCopy<ArrayBuffer> }): BlankIsolate {
+/** A blank node8 isolate: its bridge also knows the files of the function it becomes. */
+export type Node8BlankIsolate = BlankIsolate & { bridge: Node8Bridge };
+
+export function createBlankIsolate(memoryMb: number, sandbox: { source: string; cache?: ivm.ExternalCopy<ArrayBuffer> }): Node8BlankIsolate {
   if (!sandbox.cache) sandbox.cache = warmedRuntimeCache(memoryMb, sandbox.source);
   return loadRuntime(memoryMb, sandbox.source, sandbox.cache);
 }
 
 /** A new isolate with islet's runtime script run in it (compiled from `cache` when there is one). */
-function loadRuntime(memoryMb: number, source: string, cache: ivm.ExternalCopy<ArrayBuffer> | undefined): BlankIsolate {
-  const bridge: Bridge = { target: undefined };
+function loadRuntime(memoryMb: number, source: string, cache: ivm.ExternalCopy<ArrayBuffer> | undefined): Node8BlankIsolate {
+  const bridge: Node8Bridge = { target: undefined, files: undefined };
   const isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError: () => bridge.target?.onCatastrophe() });
   try {
     const context = isolate.createContextSync();
@@ -34,10 +37,10 @@ function loadRuntime(memoryMb: number, source: string, cache: ivm.ExternalCopy<A
 }
 
 /** islet's own function for the warm-up below: a GET with a query and a POST with a JSON body. */
-const WARM_UP_MAIN = `(function (exports, require, module) {
-  module.exports.warmUp = function (body, context) {
+const WARM_UP_MAIN = `(function (__isletExports) {
+  __isletExports({ warmUp: function (body, context) {
     return context.request.method === 'GET' ? 'Hello ' + String(context.request.query.name).toUpperCase() : { items: body.items.length };
-  };
+  } });
 })`;
 
 /**

@@ -1,37 +1,77 @@
 import ivm from 'isolated-vm';
 import { commonCallbacks, installHostObject, type Bridge, type OpResult } from '../isolate/bridge';
 import type { InstanceServices } from '../runtime';
-import type { OpKind } from '../sandbox/protocol';
+import type { NativeCall, OpKind } from '../sandbox/protocol';
+import type { FunctionFiles } from './host/fs';
+import { nativeErrorMessage, runNative, runNativeAsync } from './host/native';
+import { subtleOp } from './host/subtle';
+
+/** A node8 isolate's bridge also knows the files of the function it became (for `fs` and `require`). */
+export interface Node8Bridge extends Bridge {
+  files: FunctionFiles | undefined;
+}
 
 /**
  * The host side of the node8 sandbox: the only place that answers its calls (see HostBridge in
  * engine/sandbox/protocol.ts). Besides the common callbacks, a node8 isolate reads its own files
- * for `require` and starts asynchronous operations.
+ * for `require`, starts asynchronous operations, and makes native calls for crypto, zlib and fs.
  */
-export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, bridge: Bridge): void {
+export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, bridge: Node8Bridge): void {
+  const noFiles: FunctionFiles = { codeDir: '/nonexistent', files: new Set() };
+  // Handed to the sandbox on first need only: the first Reference in an isolate costs it about 7 KB.
+  let offThread: ivm.Reference<unknown> | undefined;
   installHostObject(isolate, context, {
     ...commonCallbacks(bridge),
+    unbatch: new ivm.Callback(() => bridge.target?.unbatch(), { ignored: true }),
     readModule: new ivm.Callback((path: unknown) => (typeof path === 'string' ? bridge.target?.readModule(path) : undefined)),
     startOp: new ivm.Callback(
       (kind: unknown, id: unknown, _requestId: unknown, payload: unknown, body: unknown) => {
         const target = bridge.target;
         if (!target || !Number.isInteger(id)) return;
         const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
-        target.runOp(Number(id), () => node8Op(String(kind) as OpKind, String(payload), bytes, target.services));
+        target.runOp(Number(id), () => node8Op(String(kind) as OpKind, String(payload), bytes, target.services, bridge.files ?? noFiles));
       },
       { ignored: true },
     ),
+    native: new ivm.Callback((call: unknown, payload: unknown, body: unknown) => {
+      try {
+        return runNative(call as NativeCall, payload, body, bridge.files ?? noFiles);
+      } catch (err) {
+        throw new Error(nativeErrorMessage(err));
+      }
+    }),
+    nativeOffThread: new ivm.Callback(() => {
+      offThread ??= new ivm.Reference(async (call: unknown, payload: unknown, body: unknown) => {
+        try {
+          return await runNativeAsync(call as NativeCall, payload, body, bridge.files ?? noFiles);
+        } catch (err) {
+          throw new Error(nativeErrorMessage(err));
+        }
+      });
+      return offThread;
+    }),
   });
 }
 
-/** The work of one asynchronous operation; a rejection reaches the sandbox as a TypeError with its message. */
-function node8Op(kind: OpKind, payload: string, body: Uint8Array | undefined, services: InstanceServices): Promise<OpResult> {
+/** The work of one asynchronous operation; a rejection reaches the sandbox with its message. */
+async function node8Op(kind: OpKind, payload: string, body: Uint8Array | undefined, services: InstanceServices, files: FunctionFiles): Promise<OpResult> {
   switch (kind) {
     case 'fetch':
       return services.fetch(payload, body);
     case 'invoke':
-      return services.invoke(payload).then((result) => ({ payload: result }));
+      return { payload: await services.invoke(payload) };
+    case 'subtle':
+      return subtleOp(payload, body);
+    case 'native': {
+      const { call, args } = JSON.parse(payload) as { call: NativeCall; args: string };
+      try {
+        const result = await runNativeAsync(call, args, body ? body.slice().buffer : undefined, files);
+        return { payload: result.p, body: result.b ? new Uint8Array(result.b) : undefined };
+      } catch (err) {
+        throw new Error(nativeErrorMessage(err));
+      }
+    }
     default:
-      return Promise.reject(new Error(`unknown operation ${String(kind)}`));
+      throw new Error(`unknown operation ${String(kind)}`);
   }
 }

@@ -1,15 +1,13 @@
-import { createHash } from 'node:crypto';
-import { promises as fsp, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
-import { LRUCache } from 'lru-cache';
-import { toArrayBuffer } from '../bytes';
+import { IsolateInstance } from '../isolate/instance';
+import { sharedLibraryBytes } from '../isolate/libraries';
 import type { FunctionManifest } from '../manifest';
 import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../runtime';
-import type { BlankIsolate } from '../isolate/bridge';
-import { createBlankIsolate, type CachedScript } from './blank';
-import { sharedLibraryBytes } from '../isolate/libraries';
-import { IsolateInstance } from '../isolate/instance';
+import { createBlankIsolate, type CachedScript, type Node8BlankIsolate } from './blank';
+import { FunctionCodeStore, type FunctionCode } from './function-code';
+import { BUNDLE_FILENAME } from './stack-map';
 
 export interface Node8RuntimeOptions {
   defaultTimeoutMs: number;
@@ -25,34 +23,24 @@ export interface Node8RuntimeOptions {
 
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
 
-/** Entry files up to this size are compiled synchronously (see compileMain). */
+/** Bundles up to this size are compiled synchronously (see compile). */
 const SYNC_COMPILE_MAX_CHARS = 64 * 1024;
 
 /** Delay before building the next spare isolate (about 2 ms of main-thread work). */
 const REFILL_DELAY_MS = 5;
 
-/** Entry files up to this size are read synchronously (a local read of a small file). */
-const SYNC_READ_MAX_BYTES = 256 * 1024;
-
-interface CompiledMain {
-  wrapper: string;
-  cacheFile: string;
-  cache: ExternalCopyBuffer | undefined;
-  cacheBytes: number;
-}
-type ExternalCopyBuffer = ivm.ExternalCopy<ArrayBuffer>;
-
 export class Node8Runtime implements Runtime {
   private readonly sandbox: { source: string; cache?: ivm.ExternalCopy<ArrayBuffer> };
   /** One blank isolate of the default size, made ahead so a cold start skips creating it. */
-  private spare: BlankIsolate | undefined;
+  private spare: Node8BlankIsolate | undefined;
   private refill: NodeJS.Timeout | undefined;
-  /** Entry-file wrappers and their V8 code caches, by content hash (shared by versions with equal code). */
-  private readonly mains = new LRUCache<string, CompiledMain>({ maxSize: 64 * 1024 * 1024, sizeCalculation: (m) => m.wrapper.length + m.cacheBytes + 64 });
+  /** Built bundles and their V8 code caches, by the content they were built from. */
+  private readonly codes: FunctionCodeStore;
   private closed = false;
 
   constructor(private readonly options: Node8RuntimeOptions) {
     this.sandbox = { source: readFileSync(SANDBOX_FILE, 'utf8') };
+    this.codes = new FunctionCodeStore(options.cacheDir);
   }
 
   /** The instance takes calls at once; its module code runs ahead of them on the isolate's thread. */
@@ -71,7 +59,7 @@ export class Node8Runtime implements Runtime {
     this.spare = undefined;
   }
 
-  private takeBlank(memoryMb: number): BlankIsolate {
+  private takeBlank(memoryMb: number): Node8BlankIsolate {
     const spare = this.spare;
     if (memoryMb === this.options.defaultMemoryMb && spare && !spare.isolate.isDisposed) {
       this.spare = undefined;
@@ -93,28 +81,41 @@ export class Node8Runtime implements Runtime {
   }
 
   /**
-   * Compiles the entry file and runs the module code in a blank isolate. With 'wait' the instance
-   * is returned once the code has loaded; with 'background' at once (see loadInBackground).
+   * Compiles the version's bundle and runs its module code in a blank isolate. With 'wait' the
+   * instance is returned once the code has loaded; with 'background' at once (see loadInBackground).
+   * A deploy ('wait') builds the bundle from the files; a cold start finds it built.
    */
   private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number, mode: 'wait' | 'background'): Promise<IsolateInstance> {
+    let code: FunctionCode;
+    try {
+      // Before any isolate: a version whose files are gone is the store's fault (ERR_INTERNAL), not the function's.
+      statSync(path.join(codeDir, manifest.file));
+      code = mode === 'wait' ? await this.codes.build(manifest, codeDir) : await this.codes.get(manifest, codeDir);
+    } catch (err) {
+      throw loadError(err, manifest, timeoutMs);
+    }
     const blank = this.takeBlank(manifest.memoryMb ?? this.options.defaultMemoryMb);
     const files = new Set(manifest.files);
+    blank.bridge.files = { codeDir, files };
+    const mapStack = (text: string) => code.stacks.map(text);
     const instance = new IsolateInstance(blank, {
       timeoutMs,
       responseBodyBytes: this.options.responseBodyBytes,
-      services,
+      services: { ...services, log: (requestId, level, text) => services.log(requestId, level, mapStack(text)) },
       readModule: (rel) => (files.has(rel) ? readFileSync(path.join(codeDir, rel), 'utf8') : undefined),
+      mapStack,
       onDeath: (dead) => this.options.onInstanceDeath(dead),
       remeasure: (grown) => this.measure(grown),
     });
+    const failure = (err: unknown) => loadError(err, manifest, timeoutMs, mapStack);
     try {
-      const main = await this.compileMain(blank.isolate, blank.context, manifest, codeDir, timeoutMs);
-      const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, files: manifest.files, main: manifest.file, entrypoint: manifest.entrypoint });
+      const main = await this.compile(blank.isolate, blank.context, code, timeoutMs);
+      const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, files: manifest.files, main: manifest.file, entrypoint: manifest.entrypoint, memoryMb: manifest.memoryMb ?? this.options.defaultMemoryMb });
       // Module code runs on the isolate's thread, never this one: a fatal out-of-memory parks the
-      // thread it happens on for good.
-      const loaded = instance.untilDeath(blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs })).then(() => undefined);
+      // thread it happens on for good. A bundle with top-level await answers a promise.
+      const loaded = instance.untilDeath(blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs, result: { promise: true } })).then(() => undefined);
       if (mode === 'background') {
-        instance.loadInBackground(loaded, (err) => loadError(err, manifest, timeoutMs));
+        instance.loadInBackground(loaded, failure);
         void loaded.then(() => this.measure(instance), () => undefined);
         return instance;
       }
@@ -123,7 +124,7 @@ export class Node8Runtime implements Runtime {
       return instance;
     } catch (err) {
       instance.dispose();
-      throw loadError(err, manifest, timeoutMs);
+      throw failure(err);
     }
   }
 
@@ -143,57 +144,17 @@ export class Node8Runtime implements Runtime {
   }
 
   /**
-   * Compiles the entry file as a CommonJS wrapper, with V8's code cache kept per content (memory,
-   * then disk). Compiling runs no user code; a small file is compiled on this thread (tens of µs,
-   * and one round trip to the isolate's thread less), a large one on the isolate's thread so it
-   * cannot stall the server.
+   * Compiles the version's bundle with its V8 code cache. Compiling runs no user code; a small
+   * bundle is compiled on this thread (tens of µs, and one round trip to the isolate's thread
+   * less), a large one on the isolate's thread so it cannot stall the server.
    */
-  private async compileMain(isolate: ivm.Isolate, context: ivm.Context, manifest: FunctionManifest, codeDir: string, timeoutMs: number): Promise<ivm.Reference<unknown>> {
-    const main = await this.mainFor(manifest, codeDir);
-    const options = { filename: `/${manifest.file}`, ...(main.cache ? { cachedData: main.cache } : { produceCachedData: true }) };
-    const small = main.wrapper.length <= SYNC_COMPILE_MAX_CHARS;
-    const script: CachedScript = small ? isolate.compileScriptSync(main.wrapper, options) : await isolate.compileScript(main.wrapper, options);
-    if ((!main.cache || script.cachedDataRejected) && script.cachedData) {
-      main.cache = script.cachedData;
-      const bytes = Buffer.from(script.cachedData.copy());
-      main.cacheBytes = bytes.byteLength;
-      fsp.mkdir(this.options.cacheDir, { recursive: true })
-        .then(() => fsp.writeFile(main.cacheFile, bytes))
-        .catch(() => undefined);
-    }
+  private async compile(isolate: ivm.Isolate, context: ivm.Context, code: FunctionCode, timeoutMs: number): Promise<ivm.Reference<unknown>> {
+    const options = { filename: BUNDLE_FILENAME, ...(code.cache ? { cachedData: code.cache } : { produceCachedData: true }) };
+    const small = code.source.length <= SYNC_COMPILE_MAX_CHARS;
+    const script: CachedScript = small ? isolate.compileScriptSync(code.source, options) : await isolate.compileScript(code.source, options);
+    if ((!code.cache || script.cachedDataRejected) && script.cachedData) this.codes.keepCodeCache(code, script.cachedData);
     // Running the script only evaluates the wrapper expression (a function); no user code runs.
     return (small ? script.runSync(context, { reference: true, timeout: timeoutMs }) : await script.run(context, { reference: true, timeout: timeoutMs })) as ivm.Reference<unknown>;
-  }
-
-  private async mainFor(manifest: FunctionManifest, codeDir: string): Promise<CompiledMain> {
-    const key = mainKey(manifest);
-    const known = this.mains.get(key);
-    if (known) return known;
-    const source = (await readSmallFileFast(path.join(codeDir, manifest.file)).then((b) => b!.toString('utf8'))).replace(/^#!.*/, '');
-    const wrapper = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
-    const cacheFile = path.join(this.options.cacheDir, `${createHash('sha256').update(process.versions.v8).update('\0').update(wrapper).digest('hex').slice(0, 40)}.v8cache`);
-    const bytes = await readSmallFileFast(cacheFile, true);
-    const main: CompiledMain = { wrapper, cacheFile, cache: bytes ? new ivm.ExternalCopy(toArrayBuffer(bytes)) : undefined, cacheBytes: bytes?.byteLength ?? 0 };
-    this.mains.set(key, main);
-    return main;
-  }
-}
-
-function mainKey(manifest: FunctionManifest): string {
-  return `${manifest.contentHash}/${manifest.file}`;
-}
-
-/**
- * Reads a file, synchronously when it is small (a cold start then waits for no thread-pool round
- * trip). With `optional`, a missing or unreadable file gives undefined.
- */
-async function readSmallFileFast(file: string, optional = false): Promise<Buffer | undefined> {
-  try {
-    if (statSync(file).size <= SYNC_READ_MAX_BYTES) return readFileSync(file);
-    return await fsp.readFile(file);
-  } catch (err) {
-    if (optional) return undefined;
-    throw err;
   }
 }
 

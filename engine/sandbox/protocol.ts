@@ -28,8 +28,31 @@ export type TimerOpKind = (typeof TimerOp)[keyof typeof TimerOp];
 /**
  * Asynchronous host operations a sandbox may start with `startOp`; each answers once through
  * `fire(Fire.op, id, ok, payload, body?)`. The payload is JSON text, the body copied bytes.
+ * - fetch: an HTTP request through the guarded egress;
+ * - invoke: `sdk.invoke` of another function;
+ * - subtle: a WebCrypto operation;
+ * - native: a native call (below) run off the host's thread, for callback and promise APIs.
  */
-export type OpKind = 'fetch' | 'invoke';
+export type OpKind = 'fetch' | 'invoke' | 'subtle' | 'native';
+
+/**
+ * Native calls of the node8 sandbox: work Node does natively on the host for Node's crypto, zlib
+ * and fs modules. Each takes JSON text and at most one body of bytes (several byte inputs are
+ * concatenated, their lengths in the JSON) and answers a NativeResult. Synchronous through the
+ * `native` callback (on the host's thread, for small inputs), or through the `nativeOffThread`
+ * reference or the `native` operation (off the host's thread).
+ */
+export type NativeCall = 'hash' | 'hmac' | 'cipher' | 'sign' | 'verify' | 'key' | 'keygen' | 'derive' | 'rsa' | 'random' | 'zlib' | 'fs';
+export interface NativeResult {
+  /** JSON text. */
+  p: string;
+  /** Bytes, when the answer has any (several outputs concatenated, their lengths in the JSON). */
+  b?: ArrayBuffer;
+}
+/** Largest input of one native call: hashing or compressing more holds the host's thread too long. */
+export const MAX_NATIVE_BYTES = 32 * 1024 * 1024;
+/** Inputs from this size on are worked off the host's thread even by synchronous APIs. */
+export const OFF_THREAD_BYTES = 1024 * 1024;
 
 /** Timers one sandbox may have armed at once (both sides enforce it). */
 export const MAX_TIMERS = 10_000;
@@ -120,6 +143,18 @@ export interface HostBridge {
   deliver(id: number, result: CallResult): void;
   /** Starts an asynchronous host operation; its result arrives with `fire(Fire.op, id, …)`. */
   startOp(kind: OpKind, id: number, requestId: string, payload: string, body: ArrayBuffer | undefined): void;
+  /** A native call on the host's thread (node8). Throws the host's error message. */
+  native(call: NativeCall, payload: string, body: ArrayBuffer | undefined): NativeResult;
+  /**
+   * From now on, sends this isolate's calls one per entry (node8, once AsyncLocalStorage is used):
+   * promise jobs then run before the next call starts, so they are known to belong to theirs.
+   */
+  unbatch(): void;
+  /**
+   * Gives the node8 sandbox, on first need, the reference its crypto and zlib use to run native
+   * calls off the host's thread (`applySyncPromise`); the sandbox keeps it private.
+   */
+  nativeOffThread(): { applySyncPromise(receiver: undefined, args: [NativeCall, string, ArrayBuffer | undefined]): NativeResult };
 }
 
 /** The entry points a runtime leaves on ENTRY_GLOBAL. */

@@ -1,6 +1,10 @@
 import type { HostBridge } from '../../sandbox/protocol';
 
-/** CommonJS over the function's own files, resolved as Node resolves them (without the host file system). */
+/**
+ * CommonJS over the function's own files at run time, resolved as Node resolves them (without the
+ * host file system). The bundle built at deploy holds every module it could see; this serves what
+ * it could not: requires of computed names, Node's built-in modules, and `module.createRequire`.
+ */
 
 type Wrapper = (exports: unknown, require: (id: string) => unknown, module: Module, filename: string, dirname: string) => void;
 
@@ -14,58 +18,42 @@ interface Module {
   require: (id: string) => unknown;
 }
 
-const NODE_BUILTINS = new Set([
-  'assert', 'async_hooks', 'buffer', 'child_process', 'cluster', 'console', 'constants', 'crypto', 'dgram',
-  'diagnostics_channel', 'dns', 'domain', 'events', 'fs', 'fs/promises', 'http', 'http2', 'https', 'inspector',
-  'module', 'net', 'os', 'path', 'perf_hooks', 'process', 'punycode', 'querystring', 'readline', 'repl',
-  'stream', 'string_decoder', 'sys', 'timers', 'tls', 'trace_events', 'tty', 'url', 'util', 'v8', 'vm', 'wasi',
-  'worker_threads', 'zlib',
-]);
-
 export class ModuleSystem {
   private readonly files: Set<string>;
   private readonly cache = new Map<string, Module>();
-  private readonly compiled = new Map<string, Wrapper>();
 
   constructor(
     files: string[],
     private readonly host: Pick<HostBridge, 'readModule'>,
-    private readonly builtins: Record<string, () => unknown>,
+    private readonly builtin: (id: string) => unknown,
   ) {
     this.files = new Set(files);
   }
 
-  /** Registers a wrapper the host compiled (with V8's code cache) for `path`. */
-  provideCompiled(path: string, wrapper: Wrapper): void {
-    this.compiled.set(path, wrapper);
-  }
-
-  requireMain(path: string): unknown {
-    return this.load(path, undefined);
+  /** A `require` resolving from `dir` (a path from the function's root, like `/lib`). */
+  requireFrom(dir: string): (id: string) => unknown {
+    return this.makeRequire(undefined, dir.replace(/^\/+|\/+$/g, ''));
   }
 
   private makeRequire(module: Module | undefined, dir: string): (id: string) => unknown {
     const require = (id: unknown): unknown => {
       if (typeof id !== 'string' || id === '') throw new TypeError('The "id" argument must be a non-empty string');
-      const name = id.startsWith('node:') ? id.slice(5) : id;
-      const builtin = this.builtins[name];
-      if (builtin && !id.startsWith('.') && !id.startsWith('/')) return builtin();
-      if (!id.startsWith('.') && !id.startsWith('/') && (NODE_BUILTINS.has(name) || id.startsWith('node:'))) {
-        const err = new Error(
-          `Cannot require '${id}': this Node.js built-in module is not available in islet functions (available: ${Object.keys(this.builtins).sort().join(', ')})`,
-        );
-        (err as Error & { code: string }).code = 'ERR_UNAVAILABLE_BUILTIN';
-        throw err;
+      if (!id.startsWith('.') && !id.startsWith('/')) {
+        const builtin = this.builtin(id);
+        if (builtin !== undefined) return builtin;
+        if (id.startsWith('node:')) throw notFound(`No such built-in module: ${id}`, 'ERR_UNKNOWN_BUILTIN_MODULE');
       }
       const resolved = this.resolve(id, dir);
-      if (resolved === undefined) {
-        const err = new Error(`Cannot find module '${id}' from '/${dir}'`);
-        (err as Error & { code: string }).code = 'MODULE_NOT_FOUND';
-        throw err;
-      }
+      if (resolved === undefined) throw notFound(`Cannot find module '${id}' from '/${dir}'`, 'MODULE_NOT_FOUND');
       return this.load(resolved, module);
     };
-    return require as (id: string) => unknown;
+    const resolve = (id: string) => {
+      if (this.builtin(id) !== undefined) return id;
+      const resolved = this.resolve(String(id), dir);
+      if (resolved === undefined) throw notFound(`Cannot find module '${id}' from '/${dir}'`, 'MODULE_NOT_FOUND');
+      return `/${resolved}`;
+    };
+    return Object.assign(require, { resolve, cache: {} }) as unknown as (id: string) => unknown;
   }
 
   private load(path: string, parent: Module | undefined): unknown {
@@ -80,7 +68,7 @@ export class ModuleSystem {
       if (path.endsWith('.json')) {
         module.exports = JSON.parse(this.source(path));
       } else {
-        const wrapper = this.compiled.get(path) ?? this.compile(path);
+        const wrapper = this.compile(path);
         wrapper.call(module.exports, module.exports, module.require, module, `/${path}`, `/${dir}`);
       }
     } catch (err) {
@@ -164,4 +152,8 @@ function joinPath(base: string, rel: string): string | undefined {
     } else parts.push(part);
   }
   return parts.join('/');
+}
+
+function notFound(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code });
 }

@@ -5,7 +5,7 @@
 import { library } from './libraries';
 
 export function getBuffer(): BufferConstructorLike {
-  return library('buffer').Buffer;
+  return library<{ Buffer: BufferConstructorLike }>('buffer').Buffer;
 }
 
 export function toBytes(value: unknown): Uint8Array | undefined {

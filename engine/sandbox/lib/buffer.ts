@@ -1,6 +1,9 @@
-// Bundled on its own (dist/engine/node8/buffer-lib.js): Node's Buffer for functions, evaluated in an
-// isolate on first use of Buffer or request.body (see engine/isolate/libraries.ts).
-import { Buffer } from 'buffer';
+// Node's Buffer for code inside isolates (the buffer package), evaluated on first use of Buffer,
+// request.body or TextEncoder/TextDecoder; `node` is node8's `buffer` module.
+import * as buffer from 'buffer/';
+
+const { Buffer } = buffer;
+const extra = buffer as unknown as { SlowBuffer: unknown; INSPECT_MAX_BYTES: number; kMaxLength: number };
 
 // The package's Buffer.from calls itself again with a value's Symbol.toPrimitive result, which for
 // a symbol is the symbol itself: a stack overflow. Node throws this TypeError instead.
@@ -16,4 +19,37 @@ Buffer.from = function (this: typeof Buffer, value: unknown, ...rest: unknown[])
   return (from as (...args: unknown[]) => unknown).call(this, value, ...rest);
 } as typeof Buffer.from;
 
-export { Buffer };
+const g = globalThis as unknown as Record<string, unknown>;
+
+function isUtf8(input: ArrayBuffer | ArrayBufferView): boolean {
+  const bytes = input instanceof ArrayBuffer ? new Uint8Array(input) : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  try {
+    new (g.TextDecoder as typeof TextDecoder)('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isAscii(input: ArrayBuffer | ArrayBufferView): boolean {
+  const bytes = input instanceof ArrayBuffer ? new Uint8Array(input) : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  for (const b of bytes) if (b > 0x7f) return false;
+  return true;
+}
+
+/** node8's `buffer` module. */
+const node: Record<string, unknown> = {
+  Buffer,
+  SlowBuffer: extra.SlowBuffer,
+  INSPECT_MAX_BYTES: extra.INSPECT_MAX_BYTES,
+  kMaxLength: extra.kMaxLength,
+  kStringMaxLength: 2 ** 29 - 24,
+  constants: { MAX_LENGTH: extra.kMaxLength, MAX_STRING_LENGTH: 2 ** 29 - 24 },
+  isUtf8,
+  isAscii,
+  atob: (s: string) => (g.atob as (s: string) => string)(s),
+  btoa: (s: string) => (g.btoa as (s: string) => string)(s),
+};
+for (const name of ['Blob', 'File']) Object.defineProperty(node, name, { enumerable: true, get: () => g[name] });
+
+export { Buffer, node };

@@ -1,0 +1,192 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import * as esbuild from 'esbuild';
+import { ServiceError } from '../errors';
+import { BUILTIN_MODULES } from './builtin-modules';
+
+/**
+ * A node8 function as one script: its entry file and everything it imports or requires (its own
+ * files, packages, ES modules, CommonJS and TypeScript alike) bundled by esbuild at deploy, the way
+ * wrangler builds a Worker. The result is a function expression the sandbox calls with
+ * `(__isletExports, require, __isletRequireFrom)`; it hands the entry module's namespace to
+ * `__isletExports`. Node built-ins and requires that cannot be resolved at build time are left to
+ * the sandbox's `require` at run time, as Node would resolve them (and fail) only when they run.
+ */
+export interface FunctionBuild {
+  /** The script's source. */
+  source: string;
+  /** esbuild's source map of the bundle (JSON), for positions in the user's own files. */
+  map: string;
+  /** Where islet's per-file declarations were put, by file: columns to take off that line. */
+  shifts: Record<string, { line: number; column: number; length: number }>;
+  /** True when some module awaits at its top level: the script is an async function. */
+  async: boolean;
+}
+
+/** Lines before the bundle's first line in `source` (the wrapper's head). */
+export const WRAPPER_LINES = 1;
+
+/** Largest bundle islet runs (every warm instance holds a copy of its source). */
+const MAX_BUNDLE_BYTES = 32 * 1024 * 1024;
+
+/** Changing how functions are built changes this, so cached builds of older recipes are not reused. */
+export const BUILD_RECIPE = `esbuild-${esbuild.version}-r1`;
+
+const ENTRY_NAMESPACE = 'islet-entry';
+const RUNTIME_NAMESPACE = 'islet-runtime';
+const SOURCE_FILE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
+
+/** Exports conditions, in the order a package's `exports` map is matched against (its own order wins). */
+export const CONDITIONS = ['workerd', 'worker', 'node'];
+
+/**
+ * Bundles the function whose entry file is `entry` (relative to `codeDir`). A file that does not
+ * parse or an import that does not resolve is an ERR_INVALID_FUNCTION naming the file, line and
+ * column in the user's own source.
+ */
+export async function buildFunction(codeDir: string, entry: string): Promise<FunctionBuild> {
+  const shifts: FunctionBuild['shifts'] = {};
+  const attempt = (format: 'cjs' | 'esm') =>
+    esbuild.build({
+      entryPoints: [`${ENTRY_NAMESPACE}:${entry}`],
+      bundle: true,
+      write: false,
+      format,
+      platform: 'neutral',
+      target: 'node20',
+      mainFields: ['module', 'main'],
+      conditions: CONDITIONS,
+      sourcemap: 'external',
+      sourcesContent: false,
+      legalComments: 'none',
+      absWorkingDir: codeDir,
+      outdir: codeDir,
+      logLevel: 'silent',
+      // import() of a computed name goes through the sandbox's require at run time.
+      supported: { 'dynamic-import': false },
+      define: { 'import.meta': '__isletMeta' },
+      plugins: [isletPlugin(codeDir, shifts)],
+    });
+  let result: esbuild.BuildResult & { outputFiles: esbuild.OutputFile[] };
+  let async = false;
+  try {
+    result = await attempt('cjs');
+  } catch (err) {
+    // Top-level await needs the ES module output format, which then runs as an async function.
+    if (!isFailure(err) || !err.errors.some((e) => /Top-level await/.test(e.text))) throw buildError(err, shifts);
+    async = true;
+    try {
+      result = await attempt('esm');
+    } catch (again) {
+      throw buildError(again, shifts);
+    }
+  }
+  const js = result.outputFiles.find((f) => f.path.endsWith('.js'))!;
+  const map = result.outputFiles.find((f) => f.path.endsWith('.js.map'))!;
+  if (js.contents.byteLength > MAX_BUNDLE_BYTES) {
+    throw new ServiceError('ERR_INVALID_FUNCTION', `${entry}: the bundled code is ${js.contents.byteLength} bytes, over the limit of ${MAX_BUNDLE_BYTES} bytes`, { key: 'file', file: entry });
+  }
+  const source = `(${async ? 'async ' : ''}function (__isletExports, require, __isletRequireFrom) {\n${js.text}\n})`;
+  return { source, map: map.text, shifts, async };
+}
+
+function isetFilePath(codeDir: string, file: string): string {
+  return `/${path.relative(codeDir, file).split(path.sep).join('/')}`;
+}
+
+/**
+ * - the entry: a module that imports the user's entry file and hands its namespace over;
+ * - Node built-ins (with or without `node:`) and `sdk`: the sandbox's own modules, required at run time;
+ * - a `require()` that does not resolve now: left to run time, where it fails as in Node, when it runs;
+ * - native addons (`.node`): a module that throws a clear error when required;
+ * - each source file that uses `__dirname`, `__filename` or `import.meta` gets its own values of them.
+ */
+function isletPlugin(codeDir: string, shifts: FunctionBuild['shifts']): esbuild.Plugin {
+  return {
+    name: 'islet',
+    setup(build) {
+      build.onResolve({ filter: new RegExp(`^${ENTRY_NAMESPACE}:`) }, (args) => ({ path: args.path.slice(ENTRY_NAMESPACE.length + 1), namespace: ENTRY_NAMESPACE }));
+      build.onLoad({ filter: /.*/, namespace: ENTRY_NAMESPACE }, (args) => ({
+        contents: `import * as ns from ${JSON.stringify(`./${args.path}`)};\n__isletExports(ns);\n`,
+        resolveDir: codeDir,
+        loader: 'js',
+      }));
+      build.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.pluginData === RESOLVING) return undefined;
+        // The sandbox's own require, at run time.
+        if (args.namespace === RUNTIME_NAMESPACE) return { path: args.path, external: true };
+        const id = args.path;
+        const bare = id.startsWith('node:') ? id.slice(5) : id;
+        if (id === 'sdk' || id.startsWith('node:') || BUILTIN_MODULES.has(bare)) return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { builtin: true } };
+        if (id.endsWith('.node')) return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { addon: true } };
+        if (args.kind !== 'require-call' && args.kind !== 'require-resolve') return undefined;
+        const resolved = await build.resolve(id, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: RESOLVING });
+        if (resolved.errors.length === 0) return resolved;
+        return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { from: isetFilePath(codeDir, args.resolveDir) } };
+      });
+      build.onLoad({ filter: /.*/, namespace: RUNTIME_NAMESPACE }, (args) => {
+        const data = args.pluginData as { builtin?: true; addon?: true; from?: string };
+        const id = JSON.stringify(args.path);
+        if (data.addon) return { contents: `throw new Error(${JSON.stringify(`${args.path}: native addons cannot load in islet functions (use a pure JavaScript or WebAssembly package)`)});`, loader: 'js' };
+        if (data.builtin) return { contents: `module.exports = require(${id});`, loader: 'js' };
+        return { contents: `module.exports = __isletRequireFrom(${JSON.stringify(data.from ?? '/')}, ${id});`, loader: 'js' };
+      });
+      build.onLoad({ filter: SOURCE_FILE }, async (args) => {
+        const text = await fsp.readFile(args.path, 'utf8');
+        const loader = loaderFor(args.path);
+        if (!/__dirname|__filename|import\.meta/.test(text)) return { contents: text, loader };
+        const file = isetFilePath(codeDir, args.path);
+        const dir = path.posix.dirname(file);
+        const prefix = `var __filename = ${JSON.stringify(file)}, __dirname = ${JSON.stringify(dir)}, __isletMeta = { url: ${JSON.stringify(`file://${file}`)}, filename: ${JSON.stringify(file)}, dirname: ${JSON.stringify(dir)} };`;
+        const { contents, line, column } = insertAfterPrologue(text, prefix);
+        shifts[file.slice(1)] = { line, column, length: prefix.length };
+        return { contents, loader };
+      });
+    },
+  };
+}
+
+/** Marks islet's own `build.resolve` calls, which the plugin must not answer again. */
+const RESOLVING = Symbol('islet resolving');
+
+function loaderFor(file: string): esbuild.Loader {
+  if (/\.[cm]?ts$/.test(file)) return 'ts';
+  if (file.endsWith('.tsx')) return 'tsx';
+  if (file.endsWith('.jsx')) return 'jsx';
+  return 'js';
+}
+
+/**
+ * Puts `prefix` where it changes nothing else: after a hashbang (turned into a comment of the same
+ * length) and after a 'use strict' directive, on that same line, so no line moves.
+ */
+function insertAfterPrologue(text: string, prefix: string): { contents: string; line: number; column: number } {
+  let body = text;
+  if (body.startsWith('#!')) body = `//${body.slice(2)}`;
+  const prologue = /^(?:\s|\/\*[\s\S]*?\*\/|\/\/[^\n]*\n)*(['"])use strict\1\s*;?/.exec(body);
+  const at = prologue ? prologue[0].length : body.startsWith('//') ? body.indexOf('\n') + 1 || body.length : 0;
+  const before = body.slice(0, at);
+  const line = before.split('\n').length;
+  const column = at - (before.lastIndexOf('\n') + 1);
+  const contents = at > 0 && !before.endsWith('\n') ? `${before}${prefix}${body.slice(at)}` : `${before}${prefix}${body.slice(at)}`;
+  return { contents, line, column };
+}
+
+function isFailure(err: unknown): err is esbuild.BuildFailure {
+  return typeof err === 'object' && err !== null && Array.isArray((err as esbuild.BuildFailure).errors);
+}
+
+/** An esbuild failure as the deploy's answer: the first error, at its place in the user's file. */
+function buildError(err: unknown, shifts: FunctionBuild['shifts']): ServiceError {
+  if (!isFailure(err) || err.errors.length === 0) return new ServiceError('ERR_INTERNAL', `could not build the function: ${(err as Error)?.message ?? String(err)}`);
+  const first = err.errors[0]!;
+  const loc = first.location;
+  if (!loc) return new ServiceError('ERR_INVALID_FUNCTION', first.text, { key: 'file' });
+  const file = loc.file.replace(/^islet-entry:/, '');
+  const shift = shifts[file];
+  const column = loc.column + 1 - (shift && shift.line === loc.line && loc.column >= shift.column + shift.length ? shift.length : 0);
+  const more = err.errors.length > 1 ? `; and ${err.errors.length - 1} more error${err.errors.length > 2 ? 's' : ''}` : '';
+  const missing = /^Could not resolve "(.*)"$/.exec(first.text);
+  const message = missing ? `Cannot find module '${missing[1]}'` : `SyntaxError: ${first.text}`;
+  return new ServiceError('ERR_INVALID_FUNCTION', `${message} (${file}:${loc.line}:${column}${more})`, { key: 'file', file, line: loc.line, column });
+}

@@ -1,0 +1,78 @@
+import { readFileSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { NativeError, type NativeInput, type NativeOutput } from './native';
+
+/**
+ * The host half of node8's read-only `fs`: the function's own deployed files and nothing else. The
+ * sandbox sees them under `/`; a path outside them does not exist (ENOENT), and nothing is written.
+ */
+export interface FunctionFiles {
+  codeDir: string;
+  /** Relative POSIX paths of every deployed file. */
+  files: ReadonlySet<string>;
+  /** Folders that hold them (made on first use). */
+  dirs?: Map<string, Set<string>>;
+}
+
+function enoent(syscall: string, p: string): NativeError {
+  return new NativeError(`ENOENT: no such file or directory, ${syscall} '${p}'`, 'ENOENT');
+}
+
+/** `/a/../b` → `b`; undefined when the path is not absolute or climbs above `/`. */
+function relativeOf(p: unknown): string | undefined {
+  if (typeof p !== 'string' || !p.startsWith('/') || p.includes('\0')) return undefined;
+  const parts: string[] = [];
+  for (const part of p.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length === 0) return undefined;
+      parts.pop();
+    } else parts.push(part);
+  }
+  return parts.join('/');
+}
+
+/** Every folder and its entries, from the file list ('' is the root). */
+function folders(files: FunctionFiles): Map<string, Set<string>> {
+  if (files.dirs) return files.dirs;
+  const dirs = new Map<string, Set<string>>([['', new Set()]]);
+  for (const file of files.files) {
+    const parts = file.split('/');
+    for (let i = 0; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join('/');
+      let entries = dirs.get(dir);
+      if (!entries) dirs.set(dir, (entries = new Set()));
+      entries.add(parts[i]!);
+    }
+  }
+  files.dirs = dirs;
+  return dirs;
+}
+
+export function fsCall({ payload: p }: NativeInput, files: FunctionFiles): NativeOutput {
+  const shown = String(p.path);
+  const rel = relativeOf(p.path);
+  const isFile = rel !== undefined && files.files.has(rel);
+  const dirs = folders(files);
+  const isDir = rel !== undefined && dirs.has(rel);
+  switch (p.op) {
+    case 'readFile':
+      if (isDir) throw new NativeError(`EISDIR: illegal operation on a directory, read`, 'EISDIR');
+      if (!isFile) throw enoent('open', shown);
+      return { json: {}, bytes: [readFileSync(path.join(files.codeDir, rel))] };
+    case 'stat': {
+      if (!isFile && !isDir) throw enoent('stat', shown);
+      const stat = statSync(path.join(files.codeDir, rel ?? ''));
+      return { json: { kind: isFile ? 'file' : 'dir', size: isFile ? stat.size : 4096, mtimeMs: stat.mtimeMs, ino: stat.ino } };
+    }
+    case 'readdir': {
+      if (isFile) throw new NativeError(`ENOTDIR: not a directory, scandir '${shown}'`, 'ENOTDIR');
+      if (!isDir) throw enoent('scandir', shown);
+      const prefix = rel === '' ? '' : `${rel}/`;
+      const entries = [...dirs.get(rel)!].sort().map((name) => [name, dirs.has(`${prefix}${name}`) ? 'dir' : 'file']);
+      return { json: { entries } };
+    }
+    default:
+      throw new NativeError(`unknown fs operation ${String(p.op)}`);
+  }
+}

@@ -1,0 +1,30 @@
+// node8's `stream` (readable-stream: Node's own streams, published apart), `stream/promises` and
+// `stream/consumers`.
+import stream from 'readable-stream';
+
+type Chunk = string | Uint8Array;
+declare const require: (id: string) => unknown;
+
+async function collect(source: AsyncIterable<Chunk>): Promise<Uint8Array[]> {
+  const { Buffer } = require('buffer') as { Buffer: { from(s: string | Uint8Array): Uint8Array } };
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of source) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return chunks;
+}
+
+async function buffer(source: AsyncIterable<Chunk>): Promise<Uint8Array> {
+  const { Buffer } = require('buffer') as { Buffer: { concat(list: Uint8Array[]): Uint8Array } };
+  return Buffer.concat(await collect(source));
+}
+
+/** `stream/consumers`: a whole stream (Node or web) as bytes, text, JSON or a Blob. */
+export const consumers = {
+  buffer,
+  arrayBuffer: async (source: AsyncIterable<Chunk>) => (await buffer(source)).slice().buffer,
+  text: async (source: AsyncIterable<Chunk>) => new TextDecoder().decode(await buffer(source)),
+  json: async (source: AsyncIterable<Chunk>) => JSON.parse(new TextDecoder().decode(await buffer(source))) as unknown,
+  blob: async (source: AsyncIterable<Chunk>) => new (globalThis as unknown as { Blob: new (parts: Uint8Array[]) => unknown }).Blob(await collect(source)),
+};
+
+export const promises = (stream as unknown as { promises: unknown }).promises;
+export default stream;

@@ -1,0 +1,40 @@
+// Node's modules a sandbox cannot offer (processes, sockets, servers, threads, the VM): they load,
+// as workerd's do, so packages that only import them work, and every function of theirs throws an
+// error naming the module.
+import { notImplemented, notImplementedClass } from './not-implemented';
+
+/** A module whose functions and classes throw when used; `values` are plain data that works. */
+function module(name: string, functions: string[], classes: string[] = [], values: Record<string, unknown> = {}): Record<string, unknown> {
+  const m: Record<string, unknown> = { ...values };
+  for (const fn of functions) m[fn] = notImplemented(`${name}.${fn}`);
+  for (const cls of classes) m[cls] = notImplementedClass(`${name}.${cls}`);
+  return m;
+}
+
+const isIPv4 = (s: unknown) => typeof s === 'string' && /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(s);
+const isIPv6 = (s: unknown) => typeof s === 'string' && s.includes(':') && /^[0-9a-fA-F:.]+$/.test(s) && (s.match(/::/g)?.length ?? 0) <= 1;
+
+export const child_process = module('child_process', ['exec', 'execFile', 'execFileSync', 'execSync', 'fork', 'spawn', 'spawnSync'], ['ChildProcess']);
+export const cluster = module('cluster', ['fork', 'setupPrimary', 'setupMaster', 'disconnect', 'on', 'once'], ['Worker'], { isMaster: true, isPrimary: true, isWorker: false, workers: {}, settings: {} });
+export const dgram = module('dgram', ['createSocket'], ['Socket']);
+export const dnsPromises = module('dns.promises', ['lookup', 'lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveTxt', 'resolveSrv', 'reverse'], ['Resolver']);
+export const dns = module('dns', ['lookup', 'lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveTxt', 'resolveSrv', 'reverse', 'setServers', 'getServers'], ['Resolver'], { promises: dnsPromises });
+export const domain = module('domain', ['create'], ['Domain']);
+export const http2 = module('http2', ['connect', 'createServer', 'createSecureServer'], ['Http2ServerRequest', 'Http2ServerResponse'], { constants: {} });
+export const inspector = module('inspector', ['open', 'close', 'url', 'waitForDebugger'], ['Session'], { console: (globalThis as unknown as Record<string, unknown>).console });
+export const net = module('net', ['connect', 'createConnection', 'createServer'], ['Socket', 'Server', 'BlockList', 'SocketAddress'], { isIP: (s: unknown) => (isIPv4(s) ? 4 : isIPv6(s) ? 6 : 0), isIPv4, isIPv6 });
+export const readline = module('readline', ['createInterface', 'clearLine', 'clearScreenDown', 'cursorTo', 'moveCursor', 'emitKeypressEvents'], ['Interface']);
+export const repl = module('repl', ['start'], ['REPLServer']);
+export const tls = module('tls', ['connect', 'createServer', 'createSecureContext', 'checkServerIdentity', 'getCiphers'], ['TLSSocket', 'Server', 'SecureContext'], { rootCertificates: [], DEFAULT_MIN_VERSION: 'TLSv1.2', DEFAULT_MAX_VERSION: 'TLSv1.3' });
+export const trace_events = module('trace_events', ['createTracing', 'getEnabledCategories']);
+export const v8 = module('v8', ['getHeapStatistics', 'getHeapSpaceStatistics', 'getHeapSnapshot', 'writeHeapSnapshot', 'setFlagsFromString', 'serialize', 'deserialize', 'takeCoverage', 'stopCoverage'], ['Serializer', 'Deserializer'], { cachedDataVersionTag: () => 0 });
+export const vm = module('vm', ['createContext', 'isContext', 'runInContext', 'runInNewContext', 'runInThisContext', 'compileFunction', 'measureMemory'], ['Script', 'Module', 'SourceTextModule']);
+export const wasi = module('wasi', [], ['WASI']);
+export const worker_threads = module('worker_threads', ['markAsUntransferable', 'moveMessagePortToContext', 'receiveMessageOnPort', 'getEnvironmentData', 'setEnvironmentData'], ['Worker'], {
+  isMainThread: true,
+  parentPort: null,
+  threadId: 0,
+  workerData: null,
+  resourceLimits: {},
+  SHARE_ENV: Symbol.for('nodejs.worker_threads.SHARE_ENV'),
+});
