@@ -39,6 +39,13 @@ const common = {
   logLevel: 'warning',
 };
 
+/**
+ * Built-ins a library provides itself besides its own (see engine/node8/sandbox/builtins.ts): its
+ * modules import them from their sources, not from the runtime (which would load the same library
+ * again while it loads).
+ */
+const BUNDLED_BUILTINS = { 'node/url': { querystring: 'unenv/node/querystring', punycode: 'unenv/node/punycode' } };
+
 /** unenv's url.parse prints a deprecation warning of its own that Node 20 does not: dropped. */
 const LIBRARY_OPTIONS = { 'node/url': { drop: ['console'] } };
 
@@ -76,13 +83,15 @@ async function main() {
  */
 function libraryPlugin(name) {
   const own = name.startsWith('node/') ? name.slice(5) : undefined;
+  const bundled = BUNDLED_BUILTINS[name] ?? {};
   return {
     name: 'islet-library',
     setup(build) {
-      build.onResolve({ filter: /^[a-z_]+(\/[a-z_]+)?\/?$|^node:/ }, (args) => {
+      build.onResolve({ filter: /^[a-z_]+(\/[a-z_]+)?\/?$|^node:/ }, async (args) => {
         const id = args.path.startsWith('node:') ? args.path.slice(5) : args.path;
         const bare = id.replace(/\/$/, '');
         if (!BUILTIN_MODULES.has(bare)) return undefined;
+        if (bundled[bare]) return build.resolve(bundled[bare], { kind: args.kind, resolveDir: args.resolveDir });
         // `x/` names the npm package: a library of Node's modules takes the built-in instead
         // (except its own package); other libraries bundle the package.
         if (id.endsWith('/') && (own === undefined || bare === own)) return undefined;

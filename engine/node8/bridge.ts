@@ -43,7 +43,8 @@ export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, b
     nativeOffThread: new ivm.Callback(() => {
       offThread ??= new ivm.Reference(async (call: unknown, payload: unknown, body: unknown) => {
         try {
-          return await runNativeAsync(call as NativeCall, payload, body, bridge.files ?? noFiles);
+          // A Reference's result must be transferable: the plain answer goes as a copy.
+          return new ivm.ExternalCopy(await runNativeAsync(call as NativeCall, payload, body, bridge.files ?? noFiles)).copyInto({ release: true });
         } catch (err) {
           throw new Error(nativeErrorMessage(err));
         }

@@ -54,7 +54,8 @@ export async function buildFunction(codeDir: string, entry: string): Promise<Fun
       format,
       platform: 'neutral',
       target: 'node20',
-      mainFields: ['module', 'main'],
+      // As Node: `main` (and `exports`); `module` only for packages that have nothing else.
+      mainFields: ['main', 'module'],
       conditions: CONDITIONS,
       sourcemap: 'external',
       sourcesContent: false,

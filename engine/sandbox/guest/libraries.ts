@@ -31,6 +31,7 @@ export function library<T = Record<string, unknown>>(name: LibraryName): T {
   if (lib === undefined) {
     const source = sources.get(name);
     if (typeof source !== 'string') throw new Error(`islet's ${name} library is not available`);
+    if (loading.has(name)) throw new Error(`islet's ${name} library needs itself while it loads`);
     // Indirect eval of the string as it is: a copy (a concatenation) would cost every isolate the
     // library's size again.
     const indirectEval = eval;

@@ -16,6 +16,7 @@ const EventEmitter = require('events') as new () => { emit(event: string, ...arg
 
 interface ReadableLike {
   push(chunk: unknown): boolean;
+  once(event: string, fn: (...args: unknown[]) => void): this;
   emit(event: string, ...args: unknown[]): boolean;
   destroy(err?: Error): this;
 }
@@ -92,7 +93,7 @@ function requestUrl(input: unknown, options: Record<string, unknown>, defaultPro
   let opts: Record<string, unknown> = {};
   let base: string | undefined;
   if (typeof input === 'string') base = input;
-  else if (typeof (input as URL)?.href === 'string' && (input as URL).protocol) base = (input as URL).href;
+  else if (input instanceof (globalThis as unknown as { URL: typeof URL }).URL) base = input.href;
   else opts = { ...(input as Record<string, unknown>) };
   opts = { ...opts, ...options };
   if (base) {
@@ -121,6 +122,9 @@ export class ClientRequest extends Writable {
 
   constructor(private readonly url: string, options: Record<string, unknown>, callback?: (res: IncomingMessage) => void) {
     super({
+      // The request lives on after its body is written: until its response, or its error, is in.
+      autoDestroy: false,
+      emitClose: false,
       write: (chunk: unknown, encoding: string, done: () => void) => {
         this.chunks.push(Buffer.isBuffer(chunk) || chunk instanceof Uint8Array ? (chunk as Uint8Array) : Buffer.from(chunk, encoding));
         done();
@@ -204,6 +208,7 @@ export class ClientRequest extends Writable {
           if (answer.body && answer.body.byteLength > 0) res.push(Buffer.from(new Uint8Array(answer.body)));
           res.complete = true;
           res.push(null);
+          res.once('end', () => this.emit('close'));
         },
         (err: Error) => {
           clearTimeout(timer as number);

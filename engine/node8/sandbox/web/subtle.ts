@@ -73,14 +73,16 @@ class Parts {
     this.list.push(bytes);
     return this.list.length - 1;
   }
-  /** Algorithm parameters with byte fields and keys (ECDH's `public`) replaced by references. */
+  /** Algorithm parameters (a name, or an object) with byte fields and keys (ECDH's `public`) replaced by references. */
   params(value: unknown): unknown {
-    if (typeof value === 'string') return { name: value };
+    return typeof value === 'string' ? { name: value } : this.fields(value);
+  }
+  private fields(value: unknown): unknown {
     if (typeof value !== 'object' || value === null) return value;
     if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return { $bytes: this.add(bytesOf(value, 'parameter')) };
     if (value instanceof CryptoKey) return { $key: this.key(value) };
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = k === 'hash' && typeof v === 'string' ? { name: v } : this.params(v);
+    for (const [k, v] of Object.entries(value)) out[k] = k === 'hash' && typeof v === 'string' ? { name: v } : this.fields(v);
     return out;
   }
   key(key: CryptoKey): Described {
