@@ -7,8 +7,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Engine } from '../engine/engine';
 import { startServer } from '../http/server';
+import { openEngine } from '../supervisor/compose';
 
 export interface BenchServerConfig {
   /** hello, post, spin and the callers. */
@@ -28,7 +28,7 @@ const SEED = path.resolve(__dirname, '..', '..', 'test', 'fixtures', 'seed-node8
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.BENCH_CONFIG ?? '{}') as BenchServerConfig;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-bench-'));
-  const engine = await Engine.open({ dataDir, cacheDir: config.cacheDir, limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000 } });
+  const { engine } = await openEngine({ dataDir, cacheDir: config.cacheDir, limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000 } });
   const { accountId, apiKey } = await engine.createAccount();
   const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
   const node8 = (name: string, entrypoint: string, extra: Record<string, unknown> = {}, dir = BENCH_FUNCTIONS) =>

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { cac } from 'cac';
-import { serve } from '../http/main';
+import { serve } from '../supervisor/main';
 import { ServerError } from './api';
 import { createAccount } from './commands/account';
 import { create } from './commands/create';

@@ -1,28 +1,41 @@
-import { promises as fsp } from 'node:fs';
-import * as path from 'node:path';
 import { checkNodeFlags } from './node-flags';
 import { ServiceError } from './errors';
 import { Egress } from './egress';
 import { DEFAULT_LIMITS, type Limits } from './limits';
-import { LogStore } from './logs';
-import { isFunctionName, isPublicName, isPython, keyPerManifest, validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
-import { Node8Runtime } from './node8/runtime';
-import { PythonRuntime } from '../python/runtime';
+import type { LogStore } from './logs';
+import { isFunctionName, isPublicName, keyPerManifest, validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
 import { catastrophes } from './isolate/instance';
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
 import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
 import type { BundleSource } from './bundle';
-import { AccountStore, type NewAccount } from './store/accounts';
-import { FunctionStore } from './store/functions';
+import { Catalog } from './store/catalog';
+import type { NewAccount, Store } from './store/store';
+
+/** What the engine gives a runtime it creates: the limits, and where to report its instances' deaths and sizes. */
+export interface RuntimeContext {
+  limits: Limits;
+  /** An instance died on its own (memory limit, timeout): the warm cache drops it. */
+  onInstanceDeath(instance: Instance): void;
+  /** An instance's size is known or changed: the warm cache counts it. */
+  onInstanceSized(instance: Instance): void;
+}
+
+/** A runtime the composition root plugs in, under the runtime names of `service.yml` it serves. */
+export interface RuntimeRegistration {
+  names: RuntimeName[];
+  create(context: RuntimeContext): Runtime;
+}
 
 export interface EngineOptions {
-  dataDir: string;
+  /** Where accounts, functions and code live (the engine never knows which kind of store it is). */
+  store: Store;
+  /** Functions' logs. */
+  logs: LogStore;
+  runtimes: RuntimeRegistration[];
   limits?: Partial<Limits>;
   /** Let functions' fetch reach private and loopback addresses (default false). */
   allowPrivateEgress?: boolean;
-  /** Machine-local caches (V8 code caches, the Python snapshot); default `<dataDir>/cache`. */
-  cacheDir?: string;
 }
 
 /** An invocation as it arrives (over HTTP or from `sdk.invoke`). */
@@ -57,56 +70,52 @@ export interface EngineStats extends PoolStats {
 /**
  * The core of islet: accounts, deployed functions, warm instances and the invocation contract
  * (auth order, limits, error shapes). The HTTP server and the in-process sdk both call `invoke`,
- * so both behave the same.
+ * so both behave the same. What it serves comes from a Store through the in-memory Catalog; which
+ * store and which runtimes is the composition root's choice (supervisor/compose.ts).
  */
 export class Engine {
   readonly limits: Limits;
-  readonly accounts: AccountStore;
-  readonly functions: FunctionStore;
+  readonly catalog: Catalog;
   readonly logs: LogStore;
+  private readonly store: Store;
   private readonly pool: WarmPool;
   private readonly runtimes = new Map<RuntimeName, Runtime>();
+  /** The first name of each runtime (`/healthz`). */
+  private readonly runtimeNames: string[] = [];
   /** Calls in flight per function (`account/name`). */
   private readonly inflight = new Map<string, number>();
   private readonly egress: Egress;
   private readonly selfPorts: number[] = [];
 
-  private constructor(readonly options: EngineOptions) {
+  private constructor(options: EngineOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.accounts = new AccountStore(options.dataDir);
-    this.functions = new FunctionStore(options.dataDir);
-    this.logs = new LogStore(options.dataDir);
+    this.store = options.store;
+    this.logs = options.logs;
     this.pool = new WarmPool(this.limits.maxWarmInstances, this.limits.maxWarmMemoryMb);
+    this.catalog = new Catalog(this.store, (retired) => this.pool.retire(retired));
     this.egress = new Egress({
       allowPrivate: options.allowPrivateEgress ?? false,
       selfPorts: () => this.selfPorts,
       maxResponseBytes: this.limits.responseBodyBytes,
       timeoutMs: this.limits.maxTimeoutMs,
     });
-    const cacheDir = options.cacheDir ?? path.join(options.dataDir, 'cache');
-    const common = {
-      defaultTimeoutMs: this.limits.timeoutMs,
-      defaultMemoryMb: this.limits.memoryMb,
-      responseBodyBytes: this.limits.responseBodyBytes,
-      onInstanceDeath: (instance: Instance) => this.pool.forget(instance),
-      onInstanceSized: (instance: Instance) => this.pool.resize(instance),
+    const context: RuntimeContext = {
+      limits: this.limits,
+      onInstanceDeath: (instance) => this.pool.forget(instance),
+      onInstanceSized: (instance) => this.pool.resize(instance),
     };
-    this.runtimes.set('node8', new Node8Runtime({ ...common, cacheDir: path.join(cacheDir, 'node8') }));
-    this.runtimes.set('python2', new PythonRuntime({ ...common, cacheDir, keepSpare: this.limits.pythonSpare }));
+    for (const registration of options.runtimes) {
+      const runtime = registration.create(context);
+      this.runtimeNames.push(registration.names[0]!);
+      for (const name of registration.names) this.runtimes.set(name, runtime);
+    }
   }
 
   static async open(options: EngineOptions): Promise<Engine> {
     checkNodeFlags();
-    await fsp.mkdir(options.dataDir, { recursive: true });
     const engine = new Engine(options);
-    await engine.accounts.load();
-    await engine.functions.load();
+    await engine.catalog.open();
     return engine;
-  }
-
-  /** Adds a runtime (the Python runtime registers itself here). */
-  registerRuntime(name: RuntimeName, runtime: Runtime): void {
-    this.runtimes.set(name, runtime);
   }
 
   /** Tells the engine which port it serves on, so functions may call the service itself. */
@@ -115,45 +124,37 @@ export class Engine {
   }
 
   createAccount(): Promise<NewAccount> {
-    return this.accounts.create();
+    return this.store.createAccount();
   }
 
   /** Validates, stores and switches to a new version. On any error the previous version keeps serving. */
   async deploy(accountId: string, specInput: unknown, source: BundleSource): Promise<FunctionManifest> {
-    if (!this.accounts.has(accountId)) throw new ServiceError('ERR_NOT_FOUND', `no account ${accountId}`);
+    if (!this.catalog.hasAccount(accountId)) throw new ServiceError('ERR_NOT_FOUND', `no account ${accountId}`);
     const spec = validateSpec(specInput, this.limits);
     const runtime = this.runtimeFor(spec.runtime);
-    const previous = this.functions.get(accountId, spec.name);
-    const manifest = await this.functions.deploy(accountId, spec, source, undefined, (candidate, codeDir) =>
-      runtime.validate(candidate, codeDir, this.servicesFor(candidate)),
-    );
-    if (previous) this.pool.retire(previous);
-    return manifest;
+    return this.store.deploy(accountId, spec, source, (candidate, codeDir) => runtime.validate(candidate, codeDir, this.servicesFor(candidate)));
   }
 
   async remove(accountId: string, name: string): Promise<FunctionManifest | undefined> {
-    const removed = await this.functions.remove(accountId, name);
-    if (removed) {
-      this.pool.retire(removed);
-      await this.logs.remove(accountId, name);
-    }
+    const removed = await this.store.remove(accountId, name);
+    if (removed) await this.logs.remove(accountId, name);
     return removed;
   }
 
   list(accountId: string): FunctionManifest[] {
-    return this.functions.list(accountId);
+    return this.catalog.list(accountId);
   }
 
   describe(accountId: string, name: string): FunctionManifest | undefined {
-    return this.functions.get(accountId, name);
+    return this.catalog.serving(accountId, name);
   }
 
   stats(): EngineStats {
     return {
       ...this.pool.stats(),
-      runtimes: [...this.runtimes.keys()],
-      accounts: this.accounts.size,
-      functions: this.functions.all().length,
+      runtimes: this.runtimeNames,
+      accounts: this.catalog.accountCount,
+      functions: this.catalog.size,
       catastrophicOutOfMemory: catastrophes.count,
     };
   }
@@ -181,9 +182,9 @@ export class Engine {
     const { accountId, functionName } = request;
     if (!isPublicName(functionName)) {
       if (!request.apiKey) throw new ServiceError('ERR_NO_KEY', `function ${functionName} is secured: send the account API key in the X-Service-Api-Key header`);
-      if (!this.accounts.verify(accountId, request.apiKey)) throw new ServiceError('ERR_BAD_KEY', `the API key is not valid for account ${accountId}`);
+      if (!this.catalog.verifyKey(accountId, request.apiKey)) throw new ServiceError('ERR_BAD_KEY', `the API key is not valid for account ${accountId}`);
     }
-    const manifest = isFunctionName(functionName) ? this.functions.get(accountId, functionName) : undefined;
+    const manifest = isFunctionName(functionName) ? this.catalog.serving(accountId, functionName) : undefined;
     if (!manifest) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${functionName} in account ${accountId}`);
     if (request.body.length > this.limits.requestBodyBytes) {
       throw new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${this.limits.requestBodyBytes} bytes`);
@@ -195,9 +196,10 @@ export class Engine {
     return manifest;
   }
 
+  /** Stops every instance and runtime and writes the pending logs; the store stays open (its owner closes it). */
   async close(): Promise<void> {
     this.pool.clear();
-    await Promise.all([...this.runtimes.values()].map((runtime) => runtime.close?.()));
+    await Promise.all([...new Set(this.runtimes.values())].map((runtime) => runtime.close?.()));
     await this.logs.flush();
     await this.egress.close();
   }
@@ -245,13 +247,13 @@ export class Engine {
     const runtime = this.runtimeFor(manifest.runtime);
     return this.pool.acquire(
       manifest,
-      () => runtime.createInstance(manifest, this.functions.codeDir(manifest), this.servicesFor(manifest)),
-      () => this.functions.get(manifest.account, manifest.name)?.version === manifest.version,
+      () => this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.servicesFor(manifest))),
+      () => this.catalog.serving(manifest.account, manifest.name)?.version === manifest.version,
     );
   }
 
   private runtimeFor(name: RuntimeName): Runtime {
-    const runtime = this.runtimes.get(name) ?? (isPython(name) ? this.runtimes.get('python2') : undefined);
+    const runtime = this.runtimes.get(name);
     if (!runtime) throw new ServiceError('ERR_INVALID_FUNCTION', `the ${name} runtime is not available on this server`, { key: 'runtime' });
     return runtime;
   }

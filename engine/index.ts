@@ -6,3 +6,5 @@ export { DEFAULT_LIMITS } from './limits';
 export type { Limits } from './limits';
 export type { FunctionManifest, FunctionSpec, RuntimeName } from './manifest';
 export type { BundleSource } from './bundle';
+export type { RuntimeContext, RuntimeRegistration } from './engine';
+export type { Store, StoreChange, CatalogSnapshot, AccountRecord, ApiKeyRecord, FunctionRecord, KeyScope } from './store/store';

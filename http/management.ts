@@ -24,7 +24,7 @@ export function addManagementRoutes(app: TemplatedApp, engine: Engine): void {
     const headers = readHeaders(req);
     respond(res, async () => {
       const key = requireKey(headers);
-      const accountId = engine.accounts.accountOfKey(key);
+      const accountId = engine.catalog.accountOfKey(key);
       if (!accountId) throw new ServiceError('ERR_BAD_KEY', 'the API key is not valid for any account');
       return { status: 200, body: { accountId } };
     });
@@ -109,7 +109,7 @@ function requireKey(headers: Record<string, string>): string {
 
 function authorize(engine: Engine, account: string, headers: Record<string, string>): void {
   const key = requireKey(headers);
-  if (!engine.accounts.verify(account, key)) throw new ServiceError('ERR_BAD_KEY', `the API key is not valid for account ${account}`);
+  if (!engine.catalog.verifyKey(account, key)) throw new ServiceError('ERR_BAD_KEY', `the API key is not valid for account ${account}`);
 }
 
 function existing(engine: Engine, account: string, name: string) {

@@ -20,7 +20,7 @@ interface Running {
 }
 
 function startServer(): Promise<Running> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(ROOT, 'dist', 'http', 'main.js'), '--port', '0', '--data', dataDir], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(ROOT, 'dist', 'supervisor', 'main.js'), '--port', '0', '--data', dataDir], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

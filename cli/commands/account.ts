@@ -1,11 +1,11 @@
 import * as path from 'node:path';
-import { AccountStore } from '../../engine/store/accounts';
+import { FileStore } from '../../engine/store/file/store';
 
 /** `islet account create [--data DIR] [--json]`: offline; writes the account into a data directory. */
 export async function createAccount(dataDir: string, json: boolean): Promise<string> {
-  const store = new AccountStore(path.resolve(dataDir));
-  await store.load();
-  const { accountId, apiKey } = await store.create();
+  // Not `clean`: a server may be running on the directory (it sees the account after a restart).
+  const store = await FileStore.open(path.resolve(dataDir), { clean: false });
+  const { accountId, apiKey } = await store.createAccount();
   if (json) return `${JSON.stringify({ accountId, apiKey })}\n`;
   return `Created account ${accountId}\nAPI key: ${apiKey}\n(the key is shown only now; only its hash is stored in ${path.resolve(dataDir)})\n`;
 }

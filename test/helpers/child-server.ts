@@ -6,8 +6,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Engine } from '../../engine/engine';
 import { startServer } from '../../http/server';
+import { openEngine } from '../../supervisor/compose';
 import { TEST_CACHE } from './server';
 
 export interface ChildConfig {
@@ -20,7 +20,7 @@ export interface ChildConfig {
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.ISLET_TEST_CONFIG ?? '{"deploys":[]}') as ChildConfig;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-child-'));
-  const engine = await Engine.open({ dataDir, limits: config.limits, cacheDir: TEST_CACHE });
+  const { engine } = await openEngine({ dataDir, limits: config.limits, cacheDir: TEST_CACHE });
   const { accountId, apiKey } = await engine.createAccount();
   for (const d of config.deploys) {
     await engine.deploy(accountId, { name: d.name, runtime: 'node8', file: 'function.js', entrypoint: d.entrypoint, env: {}, ...d.extra }, { dir: d.folder });

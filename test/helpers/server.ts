@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Engine, type EngineOptions, type InvokeResponse } from '../../engine/engine';
+import type { Engine, InvokeResponse } from '../../engine/engine';
 import type { Limits } from '../../engine/limits';
+import type { Store } from '../../engine/store/store';
 import { startServer, type RunningServer } from '../../http/server';
+import { openEngine, type ComposeOptions } from '../../supervisor/compose';
 
 /** The repository root (tests run from dist/test/…). */
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -44,20 +46,20 @@ export interface CallInit {
   account?: string;
 }
 
-export async function startTestServer(options: { limits?: Partial<Limits>; dataDir?: string; engine?: Partial<EngineOptions> } = {}): Promise<TestServer> {
+export async function startTestServer(options: { limits?: Partial<Limits>; dataDir?: string; engine?: Partial<ComposeOptions> } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'islet-test-'));
-  const engine = await Engine.open({ dataDir, limits: options.limits, cacheDir: TEST_CACHE, ...options.engine });
+  const { engine, store } = await openEngine({ dataDir, limits: options.limits, cacheDir: TEST_CACHE, ...options.engine });
   const { accountId, apiKey } = await engine.createAccount();
-  return attach(engine, dataDir, accountId, apiKey);
+  return attach(engine, store, dataDir, accountId, apiKey);
 }
 
 /** Opens an engine and server on an existing data directory (a restart). */
 export async function reopenTestServer(dataDir: string, accountId: string, apiKey: string, limits?: Partial<Limits>): Promise<TestServer> {
-  const engine = await Engine.open({ dataDir, limits, cacheDir: TEST_CACHE });
-  return attach(engine, dataDir, accountId, apiKey);
+  const { engine, store } = await openEngine({ dataDir, limits, cacheDir: TEST_CACHE });
+  return attach(engine, store, dataDir, accountId, apiKey);
 }
 
-async function attach(engine: Engine, dataDir: string, accountId: string, apiKey: string): Promise<TestServer> {
+async function attach(engine: Engine, store: Store, dataDir: string, accountId: string, apiKey: string): Promise<TestServer> {
   const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
   const t: TestServer = {
     engine,
@@ -96,6 +98,7 @@ async function attach(engine: Engine, dataDir: string, accountId: string, apiKey
     async stop() {
       server.close();
       await engine.close();
+      await store.close();
       collectIsolateHandles();
     },
   };

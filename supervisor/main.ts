@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Engine } from '../engine/engine';
-import { startServer } from './server';
+import { startServer } from '../http/server';
+import { openEngine } from './compose';
 
 /**
  * `npm start`: serves islet on a local data directory. On an empty data directory it creates the
@@ -21,8 +21,8 @@ export async function serve(argv: string[] = process.argv.slice(2)): Promise<voi
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: ${values.port} is not a port number`);
   const dataDir = path.resolve(values.data!);
-  const engine = await Engine.open({ dataDir, allowPrivateEgress: values['allow-private-egress'] });
-  if (engine.accounts.size === 0) {
+  const { engine, store } = await openEngine({ dataDir, allowPrivateEgress: values['allow-private-egress'] });
+  if (engine.catalog.accountCount === 0) {
     const account = await engine.createAccount();
     console.log('Created the first account (the key is shown only now; keep it):');
     console.log(`  account id: ${account.accountId}`);
@@ -32,7 +32,7 @@ export async function serve(argv: string[] = process.argv.slice(2)): Promise<voi
   console.log(`islet listening on ${server.url} (data: ${dataDir})`);
   const stop = () => {
     server.close();
-    engine.close().finally(() => process.exit(0));
+    engine.close().then(() => store.close()).finally(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -1,0 +1,138 @@
+import { promises as fsp } from 'node:fs';
+import type { BundleLimits, BundleSource } from '../../bundle';
+import { ServiceError } from '../../errors';
+import type { FunctionManifest, FunctionSpec } from '../../manifest';
+import { newAccountId, newKey } from '../keys';
+import type { AccountRecord, CatalogSnapshot, DeployCheck, FunctionRecord, KeyScope, NewAccount, NewKey, Store, StoreChange } from '../store';
+import { AccountFiles } from './accounts';
+import { LocalCoordinator, type Coordinator } from './coordinator';
+import { FunctionFiles } from './functions';
+
+export interface FileStoreOptions {
+  /** How processes sharing the directory agree (default: this process alone). */
+  coordinator?: Coordinator;
+  /** Remove what crashed deploys left behind (only when no other process is using the directory). */
+  clean?: boolean;
+}
+
+/**
+ * The embedded store: a data directory on the local disk (layout in the README). Writes are
+ * durable (fsync, atomic renames) before they are announced on the change feed.
+ */
+export class FileStore implements Store {
+  readonly description: string;
+  private readonly accounts: AccountFiles;
+  private readonly functions: FunctionFiles;
+  private readonly coordinator: Coordinator;
+  private readonly listeners: ((change: StoreChange) => Promise<void>)[] = [];
+
+  private constructor(
+    readonly dataDir: string,
+    options: FileStoreOptions,
+  ) {
+    this.description = `data directory ${dataDir}`;
+    this.accounts = new AccountFiles(dataDir);
+    this.functions = new FunctionFiles(dataDir);
+    this.coordinator = options.coordinator ?? new LocalCoordinator();
+    this.coordinator.subscribe((change) => this.tell(change));
+  }
+
+  static async open(dataDir: string, options: FileStoreOptions = {}): Promise<FileStore> {
+    await fsp.mkdir(dataDir, { recursive: true });
+    const store = new FileStore(dataDir, options);
+    if (options.clean ?? true) await store.functions.clean();
+    return store;
+  }
+
+  async load(): Promise<CatalogSnapshot> {
+    return { accounts: await this.accounts.loadAll(), functions: await this.functions.loadAll() };
+  }
+
+  watch(listener: (change: StoreChange) => Promise<void>): void {
+    this.listeners.push(listener);
+  }
+
+  readAccount(accountId: string): Promise<AccountRecord | undefined> {
+    return this.accounts.read(accountId);
+  }
+
+  readFunction(account: string, name: string): Promise<FunctionRecord | undefined> {
+    return this.functions.read(account, name);
+  }
+
+  async createAccount(): Promise<NewAccount> {
+    const { apiKey, key } = newKey('default', 'admin');
+    const record: AccountRecord = { id: newAccountId(), createdAt: new Date().toISOString(), keys: [key] };
+    await this.accounts.write(record);
+    await this.changed({ kind: 'account', accountId: record.id });
+    return { accountId: record.id, apiKey };
+  }
+
+  createKey(accountId: string, options: { name?: string; scope?: KeyScope } = {}): Promise<NewKey> {
+    return this.updateAccount(accountId, (record) => {
+      const made = newKey(options.name, options.scope);
+      record.keys.push(made.key);
+      return made;
+    });
+  }
+
+  async revokeKey(accountId: string, keyId: string): Promise<void> {
+    await this.updateAccount(accountId, (record) => {
+      const key = record.keys.find((k) => k.id === keyId);
+      if (!key) throw new ServiceError('ERR_NOT_FOUND', `no key ${keyId} in account ${accountId}`);
+      key.revokedAt ??= new Date().toISOString();
+    });
+  }
+
+  async deploy(account: string, spec: FunctionSpec, source: BundleSource, check: DeployCheck, limits?: BundleLimits): Promise<FunctionManifest> {
+    const staged = await this.functions.stage(account, spec, source, limits);
+    try {
+      await check(staged.manifest, staged.codeDir);
+      await this.coordinator.withLock(functionLock(account, spec.name), () => this.functions.publish(staged));
+    } finally {
+      await this.functions.discard(staged);
+    }
+    await this.changed({ kind: 'function', account, name: spec.name });
+    return staged.manifest;
+  }
+
+  async remove(account: string, name: string): Promise<FunctionManifest | undefined> {
+    const removed = await this.coordinator.withLock(functionLock(account, name), () => this.functions.remove(account, name));
+    if (removed) await this.changed({ kind: 'function', account, name });
+    return removed;
+  }
+
+  codeDir(manifest: FunctionManifest): Promise<string> {
+    return Promise.resolve(this.functions.codeDir(manifest));
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Reads an account from disk, changes it and writes it back, under the account's lock. */
+  private async updateAccount<T>(accountId: string, change: (record: AccountRecord) => T): Promise<T> {
+    const result = await this.coordinator.withLock(`account:${accountId}`, async () => {
+      const record = await this.accounts.read(accountId);
+      if (!record) throw new ServiceError('ERR_NOT_FOUND', `no account ${accountId}`);
+      const out = change(record);
+      await this.accounts.write(record);
+      return out;
+    });
+    await this.changed({ kind: 'account', accountId });
+    return result;
+  }
+
+  /** Announces a durable change here and to the other processes; resolves when all have it. */
+  private async changed(change: StoreChange): Promise<void> {
+    await Promise.all([this.tell(change), this.coordinator.publish(change)]);
+  }
+
+  private async tell(change: StoreChange): Promise<void> {
+    await Promise.all(this.listeners.map((listener) => listener(change)));
+  }
+}
+
+function functionLock(account: string, name: string): string {
+  return `function:${account}/${name}`;
+}
