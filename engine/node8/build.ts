@@ -48,7 +48,7 @@ export async function buildFunction(codeDir: string, entry: string): Promise<Fun
   const shifts: FunctionBuild['shifts'] = {};
   const attempt = (format: 'cjs' | 'esm') =>
     esbuild.build({
-      entryPoints: [`${ENTRY_NAMESPACE}:${entry}`],
+      entryPoints: [`${ENTRY_NAMESPACE}:${format}:${entry}`],
       bundle: true,
       write: false,
       format,
@@ -74,7 +74,7 @@ export async function buildFunction(codeDir: string, entry: string): Promise<Fun
     result = await attempt('cjs');
   } catch (err) {
     // Top-level await needs the ES module output format, which then runs as an async function.
-    if (!isFailure(err) || !err.errors.some((e) => /Top-level await/.test(e.text))) throw buildError(err, shifts);
+    if (!isFailure(err) || !err.errors.some((e) => /top-level await/i.test(e.text))) throw buildError(err, shifts);
     async = true;
     try {
       result = await attempt('esm');
@@ -107,11 +107,15 @@ function isletPlugin(codeDir: string, shifts: FunctionBuild['shifts']): esbuild.
     name: 'islet',
     setup(build) {
       build.onResolve({ filter: new RegExp(`^${ENTRY_NAMESPACE}:`) }, (args) => ({ path: args.path.slice(ENTRY_NAMESPACE.length + 1), namespace: ENTRY_NAMESPACE }));
-      build.onLoad({ filter: /.*/, namespace: ENTRY_NAMESPACE }, (args) => ({
-        contents: `import * as ns from ${JSON.stringify(`./${args.path}`)};\n__isletExports(ns);\n`,
-        resolveDir: codeDir,
-        loader: 'js',
-      }));
+      // A CommonJS bundle takes the entry with require(): its exports as they are, with no
+      // namespace object copied from them (an ES module's comes marked __esModule). The ES module
+      // output (top-level await) imports its namespace.
+      build.onLoad({ filter: /.*/, namespace: ENTRY_NAMESPACE }, (args) => {
+        const [format, ...rest] = args.path.split(':');
+        const spec = JSON.stringify(`./${rest.join(':')}`);
+        const contents = format === 'cjs' ? `__isletExports(require(${spec}), false);\n` : `import * as ns from ${spec};\n__isletExports(ns, true);\n`;
+        return { contents, resolveDir: codeDir, loader: 'js' };
+      });
       build.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData === RESOLVING) return undefined;
         // The sandbox's own require, at run time.
@@ -183,7 +187,7 @@ function buildError(err: unknown, shifts: FunctionBuild['shifts']): ServiceError
   const first = err.errors[0]!;
   const loc = first.location;
   if (!loc) return new ServiceError('ERR_INVALID_FUNCTION', first.text, { key: 'file' });
-  const file = loc.file.replace(/^islet-entry:/, '');
+  const file = loc.file.replace(/^islet-entry:(cjs|esm):/, '');
   const shift = shifts[file];
   const column = loc.column + 1 - (shift && shift.line === loc.line && loc.column >= shift.column + shift.length ? shift.length : 0);
   const more = err.errors.length > 1 ? `; and ${err.errors.length - 1} more error${err.errors.length > 2 ? 's' : ''}` : '';

@@ -110,7 +110,7 @@ export class Node8Runtime implements Runtime {
     const failure = (err: unknown) => loadError(err, manifest, timeoutMs, mapStack);
     try {
       const main = await this.compile(blank.isolate, blank.context, code, timeoutMs);
-      const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, files: manifest.files, main: manifest.file, entrypoint: manifest.entrypoint, memoryMb: manifest.memoryMb ?? this.options.defaultMemoryMb });
+      const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, memoryMb: manifest.memoryMb ?? this.options.defaultMemoryMb });
       // Module code runs on the isolate's thread, never this one: a fatal out-of-memory parks the
       // thread it happens on for good. A bundle with top-level await answers a promise.
       const loaded = instance.untilDeath(blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs, result: { promise: true } })).then(() => undefined);

@@ -120,7 +120,6 @@ export const requestIdOfMeta = (meta: string): string => meta.slice(2, 34);
 export interface SandboxConfig {
   accountId: string;
   env: Record<string, string>;
-  files: string[];
   main: string;
   entrypoint: string;
 }

@@ -26,11 +26,11 @@ import {
   type SandboxEntryPoints,
 } from '../../sandbox/protocol';
 import { makeBuiltinRequire } from './builtins';
-import { installGlobals } from './globals';
-import { callFetch, pickEntry, type Entry } from './handlers';
+import { installGlobals, installLazyGlobals } from './globals';
+import { pickEntry, type Entry } from './handlers';
+import type { serveFetch as ServeFetch } from './web/fetch';
 import { INTERNAL, type Internal, type OpAnswer } from './internal';
 import { ModuleSystem } from './modules';
-import { makeProcess } from './process';
 import { makeRequest } from './request';
 import { encodeError, encodeResult, HTTPResponse, userStack } from './response';
 
@@ -57,7 +57,8 @@ function op(kind: OpKind, payload: string, body?: ArrayBuffer): Promise<OpAnswer
 }
 
 const timers = makeTimers(host, reportError);
-const processObject = makeProcess(timers.globals.queueMicrotask, (level, text) => host.log(current.requestId, level, text));
+/** The function's env: `process.env`, `context.env` and a fetch-style handler's `env`. */
+let env: Record<string, string> = {};
 
 const invoke = async (accountId: unknown, functionName: unknown, apiKey: unknown, body?: unknown) => {
   const payload = JSON.stringify({ accountId: String(accountId), functionName: String(functionName), apiKey: apiKey === undefined || apiKey === null ? '' : String(apiKey), body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body) });
@@ -65,7 +66,9 @@ const invoke = async (accountId: unknown, functionName: unknown, apiKey: unknown
   return JSON.parse(result.payload) as { statusCode: number; headers: Record<string, string>; body: string };
 };
 
+/** Requires at run time (computed names, createRequire): made on first use. */
 let modules: ModuleSystem | undefined;
+const moduleSystem = () => (modules ??= new ModuleSystem(host, builtin));
 let offThread: ReturnType<HostBridge['nativeOffThread']> | undefined;
 const internal: Internal = {
   host,
@@ -75,8 +78,8 @@ const internal: Internal = {
   op,
   current,
   reportError,
-  process: processObject,
-  requireFrom: (dir) => modules!.requireFrom(dir),
+  env,
+  requireFrom: (dir) => moduleSystem().requireFrom(dir),
   library,
   webAssembly: nativeWebAssembly,
   memoryLimitMb: 128,
@@ -85,7 +88,6 @@ const internal: Internal = {
 const builtin = makeBuiltinRequire({
   sdk: Object.freeze({ invoke }),
   timers: { ...timers.globals },
-  process: processObject,
   console: consoleObject,
 });
 setLibraryRequire((id) => (id === INTERNAL ? internal : builtin(id)));
@@ -93,7 +95,6 @@ setLibraryRequire((id) => (id === INTERNAL ? internal : builtin(id)));
 installGlobals({
   ...timers.globals,
   console: consoleObject,
-  process: processObject,
   global: globalThis,
   self: globalThis,
   reportError,
@@ -119,7 +120,7 @@ function nativeCall(send: (body: ArrayBuffer | undefined, json: string) => Nativ
 
 let entry: Entry | undefined;
 
-type Bundle = (exportsOf: (namespace: Record<string, unknown>) => void, require: (id: string) => unknown, requireFrom: (dir: string, id: string) => unknown) => unknown;
+type Bundle = (exportsOf: (namespace: Record<string, unknown>, esm: boolean) => void, require: (id: string) => unknown, requireFrom: (dir: string, id: string) => unknown) => unknown;
 
 /**
  * Makes this isolate the function described by `configJson`: runs its bundle (compiled by the
@@ -127,21 +128,30 @@ type Bundle = (exportsOf: (namespace: Record<string, unknown>) => void, require:
  * await at their top level answers a promise. Throws with a message naming the file and export.
  */
 function init(configJson: string, bundle: Bundle): unknown {
-  if (entry || modules) throw new Error('this isolate is already initialised');
+  if (entry) throw new Error('this isolate is already initialised');
+  installLazyGlobals();
   const config = JSON.parse(configJson) as SandboxConfig & { memoryMb?: number };
-  processObject.env = { ...config.env, SERVICE_ACCOUNT_ID: config.accountId };
+  env = internal.env = { ...config.env, SERVICE_ACCOUNT_ID: config.accountId };
   internal.memoryLimitMb = config.memoryMb ?? 128;
-  const loaded = new ModuleSystem(config.files, host, builtin);
-  modules = loaded;
   const mainDir = config.main.includes('/') ? config.main.slice(0, config.main.lastIndexOf('/')) : '';
+  // The bundle's own require (for names it could not bundle) resolves from the entry file's folder.
+  const require = Object.assign((id: string) => moduleSystem().requireFrom(mainDir)(id), {
+    resolve: (id: string) => (moduleSystem().requireFrom(mainDir) as unknown as { resolve(id: string): string }).resolve(id),
+    cache: {},
+  });
   let namespace: Record<string, unknown> | undefined;
+  let esm = false;
   const done = bundle(
-    (ns) => (namespace = ns),
-    loaded.requireFrom(mainDir),
-    (dir, id) => loaded.requireFrom(dir)(id),
+    (ns, isEsm) => {
+      namespace = ns;
+      // An ES module required by the CommonJS bundle comes as its namespace, marked __esModule.
+      esm = isEsm || (typeof ns === 'object' && ns !== null && ns.__esModule === true);
+    },
+    require,
+    (dir, id) => moduleSystem().requireFrom(dir)(id),
   );
   const finish = () => {
-    entry = pickEntry(namespace ?? {}, config.main, config.entrypoint);
+    entry = pickEntry(namespace ?? {}, esm, config.main, config.entrypoint);
   };
   if (done instanceof Promise) return done.then(finish);
   finish();
@@ -169,13 +179,16 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult |
   const requestId = head[0];
   current.requestId = requestId;
   const target = entry!;
-  if (target.style === 'fetch') return callFetch(target.target, head, JSON.parse(meta.slice(tab + 1)) as Record<string, string>, raw, processObject.env, reportError);
+  if (target.style === 'fetch') {
+    const { serveFetch } = library<{ serveFetch: typeof ServeFetch }>('web/fetch');
+    return serveFetch(target.target, head, JSON.parse(meta.slice(tab + 1)) as Record<string, string>, raw, env).then(undefined, encodeError);
+  }
   let value: unknown;
   try {
-    const request = makeRequest(head, meta.slice(tab + 1), raw, processObject.env);
+    const request = makeRequest(head, meta.slice(tab + 1), raw, env);
     // Called as a plain function, as before: a method call would name it `[as handler]` in stacks.
     const handler = target.handler;
-    value = handler(parseBody(raw), { request, HTTPResponse, requestId, env: processObject.env });
+    value = handler(parseBody(raw), { request, HTTPResponse, requestId, env });
   } catch (err) {
     return encodeError(err);
   }

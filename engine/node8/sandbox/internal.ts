@@ -28,8 +28,8 @@ export interface Internal {
   current: { requestId: string };
   /** Reports an error nobody caught, into the function's logs. */
   reportError(err: unknown): void;
-  /** A function's `process` object. */
-  process: Record<string, unknown> & { env: Record<string, string> };
+  /** The function's env (its `process.env`): the declared variables and SERVICE_ACCOUNT_ID. */
+  env: Record<string, string>;
   /** The function's `require` for files (as `module.createRequire` needs it). */
   requireFrom(dir: string): (id: string) => unknown;
   /** Another of islet's libraries (evaluated on first use). */

@@ -19,20 +19,18 @@ interface Module {
 }
 
 export class ModuleSystem {
-  private readonly files: Set<string>;
   private readonly cache = new Map<string, Module>();
+  /** Sources read from the host so far (null: no such file). The host reads only the function's own files. */
+  private readonly sources = new Map<string, string | null>();
 
   constructor(
-    files: string[],
     private readonly host: Pick<HostBridge, 'readModule'>,
     private readonly builtin: (id: string) => unknown,
-  ) {
-    this.files = new Set(files);
-  }
+  ) {}
 
   /** A `require` resolving from `dir` (a path from the function's root, like `/lib`). */
   requireFrom(dir: string): (id: string) => unknown {
-    return this.makeRequire(undefined, dir.replace(/^\/+|\/+$/g, ''));
+    return this.makeRequire(undefined, trimSlashes(dir));
   }
 
   private makeRequire(module: Module | undefined, dir: string): (id: string) => unknown {
@@ -79,14 +77,24 @@ export class ModuleSystem {
     return module.exports;
   }
 
+  private exists(path: string): boolean {
+    let text = this.sources.get(path);
+    if (text === undefined) {
+      const read = this.host.readModule(path);
+      text = typeof read === 'string' ? read : null;
+      this.sources.set(path, text);
+    }
+    return text !== null;
+  }
+
   private source(path: string): string {
-    const text = this.host.readModule(path);
-    if (typeof text !== 'string') throw new Error(`Cannot read module '/${path}'`);
-    return text;
+    if (!this.exists(path)) throw new Error(`Cannot read module '/${path}'`);
+    return this.sources.get(path)!;
   }
 
   private compile(path: string): Wrapper {
-    const code = this.source(path).replace(/^#!.*/, '');
+    const text = this.source(path);
+    const code = text.startsWith('#!') ? `//${text.slice(2)}` : text;
     // Indirect eval keeps the wrapper out of any local scope; sourceURL names the file in stack traces.
     const indirectEval = eval;
     return indirectEval(`(function (exports, require, module, __filename, __dirname) {${code}\n})\n//# sourceURL=/${path}`) as Wrapper;
@@ -112,13 +120,13 @@ export class ModuleSystem {
   }
 
   private asFile(p: string): string | undefined {
-    for (const candidate of [p, `${p}.js`, `${p}.json`, `${p}.cjs`]) if (this.files.has(candidate)) return candidate;
+    for (const candidate of [p, `${p}.js`, `${p}.json`, `${p}.cjs`]) if (candidate !== '' && this.exists(candidate)) return candidate;
     return undefined;
   }
 
   private asDirectory(p: string): string | undefined {
     const pkg = p === '' ? 'package.json' : `${p}/package.json`;
-    if (this.files.has(pkg)) {
+    if (this.exists(pkg)) {
       let main: unknown;
       try {
         main = (JSON.parse(this.source(pkg)) as { main?: unknown }).main;
@@ -136,7 +144,7 @@ export class ModuleSystem {
 
   private asIndex(p: string): string | undefined {
     const prefix = p === '' ? '' : `${p}/`;
-    for (const candidate of [`${prefix}index.js`, `${prefix}index.json`, `${prefix}index.cjs`]) if (this.files.has(candidate)) return candidate;
+    for (const candidate of [`${prefix}index.js`, `${prefix}index.json`, `${prefix}index.cjs`]) if (this.exists(candidate)) return candidate;
     return undefined;
   }
 }
@@ -156,4 +164,13 @@ function joinPath(base: string, rel: string): string | undefined {
 
 function notFound(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
+}
+
+/** `/a/b/` → `a/b`, without a regular expression (a runtime's first one costs an isolate about 250 KB). */
+function trimSlashes(dir: string): string {
+  let start = 0;
+  let end = dir.length;
+  while (start < end && dir[start] === '/') start++;
+  while (end > start && dir[end - 1] === '/') end--;
+  return dir.slice(start, end);
 }

@@ -2,6 +2,7 @@
 // FormData, URLSearchParams or ReadableStream), Blob, File, FormData, and `fetch` itself, which
 // sends the request through the host's guarded egress (engine/egress.ts) and answers a Response
 // whose body is a stream.
+import type { CallResult, MetaHead } from '../../../sandbox/protocol';
 import { INTERNAL, type Internal } from '../internal';
 import { Blob, blobBytes, concatBytes, decodeMultipart, encodeMultipart, File, FormData } from './blob';
 
@@ -423,6 +424,34 @@ export async function fetch(input: unknown, init?: Record<string, unknown>): Pro
   const response = new Response(nullBody ? null : streamOf(bytes), { status: meta.status < 200 ? 200 : meta.status, statusText: meta.statusText, headers: meta.headers, url: meta.url, redirected: meta.redirected, type: 'basic' });
   if (meta.status < 200) Object.defineProperty(response, 'status', { value: meta.status });
   return response;
+}
+
+/**
+ * Calls a fetch-style function (`fetch(request, env, ctx)` of its default export) for one call of
+ * the runtime. The request's URL is the function's own: its path is what follows the function
+ * name, so an app's routes are written as if it served the whole host. `ctx.waitUntil`'s promises
+ * run on after the response; their failures are reported in the logs.
+ */
+export async function serveFetch(target: { fetch(request: unknown, env: unknown, ctx: unknown): unknown }, head: MetaHead, headers: Record<string, string>, raw: string | ArrayBuffer | undefined, env: unknown): Promise<CallResult> {
+  const [, method, path, rawQuery] = head;
+  const url = `http://${headers.host ?? 'localhost'}${path}${rawQuery ? `?${rawQuery}` : ''}`;
+  const hasBody = method !== 'GET' && method !== 'HEAD' && raw !== undefined;
+  const request = new Request(url, { method, headers, ...(hasBody ? { body: raw } : {}) });
+  const ctx = {
+    waitUntil(promise: unknown) {
+      Promise.resolve(promise).catch(internal.reportError);
+    },
+    passThroughOnException() {},
+  };
+  const response = await target.fetch(request, env, ctx);
+  if (!(response instanceof Response)) {
+    return { t: 'e', c: 'ERR_BAD_RESPONSE', m: `the fetch handler must return a Response, got ${response === null ? 'null' : typeof response}` };
+  }
+  const out: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+  });
+  return { t: 'b', s: response.status, h: out, b: await response.arrayBuffer() };
 }
 
 export { Blob, File, FormData };

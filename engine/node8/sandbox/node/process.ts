@@ -1,11 +1,15 @@
-/**
- * A function's `process`: its declared env plus SERVICE_ACCOUNT_ID, fixed facts about a harmless
- * Linux, and the event-emitter surface packages call (listeners are accepted and never fire).
- * Nothing of the host's process reaches it.
- */
-export type ProcessObject = Record<string, unknown> & { env: Record<string, string> };
+// node8's `process` (made on first use): the function's declared env plus SERVICE_ACCOUNT_ID, fixed
+// facts about a harmless Linux, and the event-emitter surface packages call (listeners are
+// accepted and never fire). Nothing of the host's process reaches it.
+import { INTERNAL, type Internal } from '../internal';
 
-export function makeProcess(queueMicrotask: (fn: () => void) => void, log: (level: 'info' | 'error' | 'warn', text: string) => void): ProcessObject {
+declare const require: (id: string) => unknown;
+const internal = require(INTERNAL) as Internal;
+const log = (level: 'info' | 'error' | 'warn', text: string) => internal.host.log(internal.current.requestId, level, text);
+
+type ProcessObject = Record<string, unknown> & { env: Record<string, string> };
+
+function makeProcess(): ProcessObject {
   const started = Date.now();
   const hrtime = (prev?: [number, number]): [number, number] => {
     const now = Date.now();
@@ -20,7 +24,7 @@ export function makeProcess(queueMicrotask: (fn: () => void) => void, log: (leve
     return [seconds, nanos];
   };
   const process: ProcessObject = {
-    env: {},
+    env: internal.env,
     argv: ['node'],
     argv0: 'node',
     execArgv: [],
@@ -72,3 +76,5 @@ export function makeProcess(queueMicrotask: (fn: () => void) => void, log: (leve
   Object.defineProperty(process, Symbol.toStringTag, { value: 'process' });
   return process;
 }
+
+export default makeProcess();
