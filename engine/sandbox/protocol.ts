@@ -153,7 +153,7 @@ export interface HostBridge {
    * Gives the node8 sandbox, on first need, the reference its crypto and zlib use to run native
    * calls off the host's thread (`applySyncPromise`); the sandbox keeps it private.
    */
-  nativeOffThread(): { applySyncPromise(receiver: undefined, args: [NativeCall, string, ArrayBuffer | undefined]): NativeResult };
+  nativeOffThread(): { applySyncPromise(receiver: undefined, args: [NativeCall, string, ArrayBuffer | undefined], options: { arguments: { copy: true } }): NativeResult };
 }
 
 /** The entry points a runtime leaves on ENTRY_GLOBAL. */

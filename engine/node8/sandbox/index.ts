@@ -74,7 +74,7 @@ const internal: Internal = {
   host,
   native: (call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[]) => nativeCall((body, json) => host.native(call, json, body), payload, bytes),
   nativeOffThread: (call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[]) =>
-    nativeCall((body, json) => (offThread ??= host.nativeOffThread()).applySyncPromise(undefined, [call, json, body]), payload, bytes),
+    nativeCall((body, json) => (offThread ??= host.nativeOffThread()).applySyncPromise(undefined, [call, json, body], { arguments: { copy: true } }), payload, bytes),
   op,
   current,
   reportError,

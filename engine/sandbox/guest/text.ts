@@ -64,10 +64,32 @@ export class TextDecoder {
     this.fatal = Boolean(options.fatal);
     this.ignoreBOM = Boolean(options.ignoreBOM);
   }
-  decode(input?: unknown): string {
-    if (input === undefined) return '';
-    const bytes = toBytes(input);
-    if (!bytes) throw new TypeError('The "input" argument must be an ArrayBuffer or ArrayBufferView');
+  /** Bytes of a character split across `decode(…, { stream: true })` calls, kept for the next. */
+  private pending: Uint8Array | undefined;
+  private started = false;
+
+  decode(input?: unknown, options?: { stream?: boolean }): string {
+    const given = input === undefined ? new Uint8Array(0) : toBytes(input);
+    if (!given) throw new TypeError('The "input" argument must be an ArrayBuffer or ArrayBufferView');
+    let bytes = given;
+    if (this.pending) {
+      bytes = new Uint8Array(this.pending.length + given.length);
+      bytes.set(this.pending);
+      bytes.set(given, this.pending.length);
+      this.pending = undefined;
+    }
+    if (options?.stream) {
+      const complete = this.completeLength(bytes);
+      if (complete < bytes.length) this.pending = bytes.slice(complete);
+      bytes = bytes.subarray(0, complete);
+    }
+    const text = bytes.length === 0 ? '' : this.decodeWhole(bytes);
+    const first = !this.started;
+    this.started = Boolean(options?.stream);
+    return first && !this.ignoreBOM && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  }
+
+  private decodeWhole(bytes: Uint8Array): string {
     const text =
       this.encoding === 'utf-16le'
         ? decodeUtf16le(bytes)
@@ -75,7 +97,20 @@ export class TextDecoder {
     if (this.fatal && this.encoding === 'utf-8' && text.includes('\uFFFD') && !getBuffer().from(text, 'utf8').every((b, i) => b === bytes[i])) {
       throw new TypeError('The encoded data was not valid utf-8');
     }
-    return !this.ignoreBOM && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    return text;
+  }
+
+  /** How many leading bytes end on a whole character (UTF-8: no unfinished sequence; UTF-16: even). */
+  private completeLength(bytes: Uint8Array): number {
+    if (this.encoding === 'utf-16le') return bytes.length - (bytes.length % 2);
+    if (this.encoding !== 'utf-8') return bytes.length;
+    for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+      const b = bytes[bytes.length - back]!;
+      if ((b & 0xc0) === 0x80) continue;
+      const needed = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+      return needed > back ? bytes.length - back : bytes.length;
+    }
+    return bytes.length;
   }
 }
 
