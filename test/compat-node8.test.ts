@@ -1,10 +1,11 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
 import { islet } from './helpers/cli';
+import { ensureCompatInstalled } from './helpers/compat-install';
 import type { CaseResult, ControlCase } from './helpers/compat-control';
 import { copyPackage } from './helpers/package-closure';
 import { removeDir, ROOT, startTestServer, type TestServer } from './helpers/server';
@@ -29,13 +30,6 @@ let s: TestServer;
 let fixtures: Server;
 let fixturesUrl = '';
 const work = mkdtempSync(path.join(tmpdir(), 'islet-compat-'));
-
-/** `npm ci` of the suite's packages, unless node_modules already matches the lock file. */
-function ensureInstalled(): void {
-  const marker = path.join(SUITE, 'node_modules', '.package-lock.json');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(path.join(SUITE, 'package-lock.json')).mtimeMs) return;
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: SUITE, stdio: 'inherit', timeout: 300_000 });
-}
 
 /** What network cases call: JSON, text, an echo of the request body, and a 404. */
 function startFixtures(): Promise<void> {
@@ -130,7 +124,7 @@ async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<
 t.setTimeout(600_000);
 
 t.before(async () => {
-  ensureInstalled();
+  ensureCompatInstalled(SUITE);
   await startFixtures();
   s = await startTestServer({ engine: { allowPrivateEgress: true } });
 });

@@ -66,7 +66,7 @@ t.test('413 ERR_PAYLOAD_TOO_LARGE: body over the limit', async (t) => {
 
 t.test('500 ERR_FUNCTION_FAILED: the user error with the user stack only', async (t) => {
   const body = await expectError(t, await s.call('throws'), 500, 'ERR_FUNCTION_FAILED');
-  t.equal(body.message, 'the handler failed on purpose');
+  t.equal(body.message, 'TypeError: the handler failed on purpose', 'the message keeps the error name');
   t.match(body.stack, /TypeError: the handler failed on purpose\n\s+at exports\.throws \(\/function\.js:\d+:\d+\)/);
   t.notMatch(body.stack, /islet:runtime|dist\/engine|node:internal|isolated-vm/, 'no host frames');
 });

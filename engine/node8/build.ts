@@ -87,11 +87,19 @@ export async function buildFunction(codeDir: string, entry: string): Promise<Fun
   if (js.contents.byteLength > MAX_BUNDLE_BYTES) {
     throw new ServiceError('ERR_INVALID_FUNCTION', `${entry}: the bundled code is ${js.contents.byteLength} bytes, over the limit of ${MAX_BUNDLE_BYTES} bytes`, { key: 'file', file: entry });
   }
-  const source = `(${async ? 'async ' : ''}function (__isletExports, require, __isletRequireFrom) {\n${js.text}\n})`;
+  const source = `(${async ? 'async ' : ''}function (__isletExports, require, __isletRequireFrom) {\n${nodeErrors(js.text)}\n})`;
   return { source, map: map.text, shifts, async };
 }
 
-function isetFilePath(codeDir: string, file: string): string {
+/**
+ * An import() of a computed name is bundled with every file its pattern matches; one that matches
+ * none fails as Node fails it (esbuild's helper says "Module not found in bundle").
+ */
+function nodeErrors(code: string): string {
+  return code.replace('throw new Error("Module not found in bundle: " + path);', 'throw Object.assign(new Error("Cannot find module \'" + path + "\'"), { code: "MODULE_NOT_FOUND" });');
+}
+
+function functionPath(codeDir: string, file: string): string {
   return `/${path.relative(codeDir, file).split(path.sep).join('/')}`;
 }
 
@@ -127,7 +135,7 @@ function isletPlugin(codeDir: string, shifts: FunctionBuild['shifts']): esbuild.
         if (args.kind !== 'require-call' && args.kind !== 'require-resolve') return undefined;
         const resolved = await build.resolve(id, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: RESOLVING });
         if (resolved.errors.length === 0) return resolved;
-        return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { from: isetFilePath(codeDir, args.resolveDir) } };
+        return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { from: functionPath(codeDir, args.resolveDir) } };
       });
       build.onLoad({ filter: /.*/, namespace: RUNTIME_NAMESPACE }, (args) => {
         const data = args.pluginData as { builtin?: true; addon?: true; from?: string };
@@ -140,7 +148,7 @@ function isletPlugin(codeDir: string, shifts: FunctionBuild['shifts']): esbuild.
         const text = await fsp.readFile(args.path, 'utf8');
         const loader = loaderFor(args.path);
         if (!/__dirname|__filename|import\.meta/.test(text)) return { contents: text, loader };
-        const file = isetFilePath(codeDir, args.path);
+        const file = functionPath(codeDir, args.path);
         const dir = path.posix.dirname(file);
         const prefix = `var __filename = ${JSON.stringify(file)}, __dirname = ${JSON.stringify(dir)}, __isletMeta = { url: ${JSON.stringify(`file://${file}`)}, filename: ${JSON.stringify(file)}, dirname: ${JSON.stringify(dir)} };`;
         const { contents, line, column } = insertAfterPrologue(text, prefix);

@@ -7,6 +7,7 @@ import type { FunctionManifest } from '../manifest';
 import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../runtime';
 import { createBlankIsolate, type CachedScript, type Node8BlankIsolate } from './blank';
 import { FunctionCodeStore, type FunctionCode } from './function-code';
+import { moduleSource } from './module-source';
 import { BUNDLE_FILENAME } from './stack-map';
 
 export interface Node8RuntimeOptions {
@@ -102,7 +103,7 @@ export class Node8Runtime implements Runtime {
       timeoutMs,
       responseBodyBytes: this.options.responseBodyBytes,
       services: { ...services, log: (requestId, level, text) => services.log(requestId, level, mapStack(text)) },
-      readModule: (rel) => (files.has(rel) ? readFileSync(path.join(codeDir, rel), 'utf8') : undefined),
+      readModule: (rel) => moduleSource(codeDir, files, rel),
       mapStack,
       onDeath: (dead) => this.options.onInstanceDeath(dead),
       remeasure: (grown) => this.measure(grown),

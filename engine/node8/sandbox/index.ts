@@ -119,6 +119,8 @@ function nativeCall(send: (body: ArrayBuffer | undefined, json: string) => Nativ
 }
 
 let entry: Entry | undefined;
+/** Set while the entry module awaits at its top level: calls that arrive meanwhile wait for it. */
+let ready: Promise<void> | undefined;
 
 type Bundle = (exportsOf: (namespace: Record<string, unknown>, esm: boolean) => void, require: (id: string) => unknown, requireFrom: (dir: string, id: string) => unknown) => unknown;
 
@@ -153,7 +155,10 @@ function init(configJson: string, bundle: Bundle): unknown {
   const finish = () => {
     entry = pickEntry(namespace ?? {}, esm, config.main, config.entrypoint);
   };
-  if (done instanceof Promise) return done.then(finish);
+  if (done instanceof Promise) {
+    ready = done.then(finish);
+    return ready;
+  }
   finish();
   return undefined;
 }
@@ -173,6 +178,7 @@ function parseBody(raw: string | ArrayBuffer | undefined): unknown {
  * result at once when the handler returns a plain value, a promise of it otherwise.
  */
 function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult | Promise<CallResult> {
+  if (!entry && ready) return ready.then(() => call(meta, raw), encodeError);
   // The headers' JSON is parsed on first read (see `callMeta` in the protocol).
   const tab = meta.indexOf(HEADERS_SEPARATOR);
   const head = JSON.parse(meta.slice(0, tab)) as MetaHead;

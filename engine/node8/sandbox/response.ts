@@ -25,10 +25,14 @@ export function userStack(err: Error): string | undefined {
 export function encodeError(err: unknown): CallResult {
   if (err instanceof BadResponse) return { t: 'e', c: 'ERR_BAD_RESPONSE', m: err.message };
   if (err instanceof Error) {
-    const code = err instanceof RangeError && /Array buffer allocation failed/.test(err.message) ? 'ERR_RESOURCE_LIMIT' : 'ERR_FUNCTION_FAILED';
+    // Out of memory in the isolate, or a native call's output over its bound (a decompression bomb).
+    const outOfMemory = err instanceof RangeError && (/Array buffer allocation failed/.test(err.message) || (err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE');
+    const code = outOfMemory ? 'ERR_RESOURCE_LIMIT' : 'ERR_FUNCTION_FAILED';
     let message: string;
     try {
-      message = String(err.message);
+      // With the error's name, as a deploy-time error has it (`TypeError: …`); a plain Error has none.
+      const name = String(err.name);
+      message = name && name !== 'Error' ? `${name}: ${String(err.message)}` : String(err.message);
     } catch {
       message = 'the handler threw an error';
     }
