@@ -100,6 +100,7 @@ function splitKey(spec: unknown, parts: Buffer[]): { key: crypto.KeyObject; rest
 }
 
 export function cryptoCall(call: NativeCall, { payload: p, parts }: NativeInput): NativeOutput {
+  checkWork(call, p);
   switch (call) {
     case 'hash': {
       const hash = crypto.createHash(str(p.alg, 'algorithm'), typeof p.outputLength === 'number' ? { outputLength: p.outputLength } : undefined);
@@ -155,6 +156,7 @@ export function cryptoCall(call: NativeCall, { payload: p, parts }: NativeInput)
 /** Key derivation and key generation off the host's thread (Node runs them in its thread pool). */
 export async function cryptoCallAsync(call: NativeCall, input: NativeInput): Promise<NativeOutput> {
   const p = input.payload;
+  checkWork(call, p);
   if (call === 'derive') return { json: {}, bytes: [await deriveAsync(p, input.parts)] };
   if (call === 'keygen') {
     const generate = promisify(crypto.generateKeyPair) as (type: string, options: unknown) => Promise<{ publicKey: string; privateKey: string }>;
@@ -182,6 +184,23 @@ function keygenOutput(pair: { publicKey: unknown; privateKey: unknown }): Native
 }
 
 const MAX_SCRYPT_MEMORY = 64 * 1024 * 1024;
+/**
+ * Key derivation and generation hold a thread of the host's pool for their whole work and cannot
+ * be stopped, whatever the function's timeout: these bound them to about a second of that thread.
+ */
+const MAX_PBKDF2_ITERATIONS = 2_000_000;
+const MAX_RSA_BITS = 4096;
+
+/** Bounds of work that cannot be stopped once it runs (see MAX_PBKDF2_ITERATIONS). */
+function checkWork(call: NativeCall, p: Record<string, unknown>): void {
+  if (call === 'derive' && p.kind === 'pbkdf2' && !(Number(p.iterations) <= MAX_PBKDF2_ITERATIONS)) {
+    throw new NativeError(`PBKDF2 with ${String(p.iterations)} iterations is over islet's limit of ${MAX_PBKDF2_ITERATIONS}`, 'ERR_OUT_OF_RANGE');
+  }
+  const bits = Number((p.options as { modulusLength?: unknown } | undefined)?.modulusLength ?? 0);
+  if (call === 'keygen' && bits > MAX_RSA_BITS) {
+    throw new NativeError(`RSA keys of ${bits} bits are over islet's limit of ${MAX_RSA_BITS}`, 'ERR_OUT_OF_RANGE');
+  }
+}
 
 function scryptOptions(p: Record<string, unknown>): crypto.ScryptOptions {
   const options = (p.options ?? {}) as crypto.ScryptOptions;

@@ -70,6 +70,13 @@ async function describe(key: CryptoKey, extractable: boolean): Promise<KeyDescri
   return { type: key.type, algorithm, usages: key.usages, extractable, material: { jwk } };
 }
 
+/** Work that holds a host thread and cannot be stopped is bounded as in node8's crypto (host/crypto.ts). */
+function checkWork(algorithm: unknown): void {
+  const a = (typeof algorithm === 'object' && algorithm !== null ? algorithm : {}) as { iterations?: unknown; modulusLength?: unknown };
+  if (a.iterations !== undefined && !(Number(a.iterations) <= 2_000_000)) throw new Error(`OperationError: PBKDF2 with ${String(a.iterations)} iterations is over islet's limit of 2000000`);
+  if (a.modulusLength !== undefined && !(Number(a.modulusLength) <= 4096)) throw new Error(`OperationError: RSA keys of ${String(a.modulusLength)} bits are over islet's limit of 4096`);
+}
+
 function subtle(): Subtle {
   return webcrypto.subtle as unknown as Subtle;
 }
@@ -79,6 +86,7 @@ export async function subtleOp(payloadJson: string, body: Uint8Array | undefined
   const { payload: p, parts } = readInput(payloadJson, body ? body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) : undefined);
   if ((body?.byteLength ?? 0) > MAX_NATIVE_BYTES) throw new Error(`RangeError: input over the limit of ${MAX_NATIVE_BYTES} bytes`);
   const algorithm = await params(p.algorithm, parts);
+  checkWork(algorithm);
   const data = typeof p.data === 'number' ? parts[p.data] ?? Buffer.alloc(0) : Buffer.alloc(0);
   const key = p.key ? await importDescribed(p.key as KeyDescription, parts) : undefined;
   const usages = (Array.isArray(p.usages) ? p.usages : []).map(String);

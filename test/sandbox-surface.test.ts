@@ -1,0 +1,43 @@
+import t from 'tap';
+import { fixture, startTestServer, type TestServer } from './helpers/server';
+
+// Escape probes for node8's newer surface (Node's modules, web globals, WebCrypto, streams, async
+// context, the host's crypto and zlib): no host object or isolated-vm handle reaches user code, and
+// host work that cannot be stopped is bounded. WebAssembly's probes are in sandbox.test.ts.
+let s: TestServer;
+const probes = fixture('probes-surface-node8');
+
+t.before(async () => {
+  s = await startTestServer();
+  await s.deploy('objects', probes, 'objects');
+  await s.deploy('bounds', probes, 'bounds', { memoryMb: 256 });
+});
+t.teardown(() => s.stop());
+
+t.test('no host object or isolated-vm handle is reachable from streams, keys, signals, async context or the modules', async (t) => {
+  const res = await s.invoke('objects');
+  t.equal(res.status, 200, String(res.body));
+  const out = JSON.parse(String(res.body)) as { checked: number; found: string[]; realms: boolean[]; internal: string; hostGlobals: string[] };
+  t.ok(out.checked > 1000, `walked ${out.checked} objects`);
+  t.same(out.found, [], 'no Reference, ExternalCopy or host object among them');
+  t.ok(out.realms.every(Boolean), 'every function\'s Function constructor is the sandbox\'s own');
+  t.equal(out.internal, 'MODULE_NOT_FOUND', 'user code cannot require what islet\'s libraries are given');
+  t.same(out.hostGlobals, [], 'no host callbacks or library texts left on the global object');
+});
+
+t.test('host crypto and zlib are bounded in input size and in work that cannot be stopped', async (t) => {
+  const started = Date.now();
+  const res = await s.invoke('bounds');
+  t.equal(res.status, 200, String(res.body));
+  const out = JSON.parse(String(res.body)) as Record<string, string>;
+  t.match(out['hash over the input limit'], /RangeError: ERR_OUT_OF_RANGE input of 34603008 bytes is over the limit of 33554432 bytes/);
+  t.match(out['pbkdf2 iterations'], /RangeError: ERR_OUT_OF_RANGE PBKDF2 with 100000000 iterations is over islet's limit/);
+  t.match(out['pbkdf2 callback iterations'], /over islet's limit/);
+  t.match(out['rsa bits'], /RSA keys of 16384 bits are over islet's limit of 4096/);
+  t.match(out['scrypt memory'], /memory limit exceeded|Invalid scrypt param/i, 'scrypt memory is capped at 64 MB whatever maxmem asks');
+  t.match(out['subtle rsa bits'], /OperationError: .*RSA keys of 16384 bits are over islet's limit/);
+  t.match(out['subtle pbkdf2 iterations'], /OperationError: .*over islet's limit of 2000000/);
+  t.match(out['zlib input over the limit'], /RangeError: ERR_OUT_OF_RANGE input of 34603008 bytes is over the limit/);
+  t.match(out['fs outside the folder'], /^Error: ENOENT/);
+  t.ok(Date.now() - started < 8000, 'all refused quickly, none left running');
+});
