@@ -162,6 +162,7 @@ t.test('stream: pipeline, Transform, PassThrough, finished, stream/promises, str
   t.equal(out.finishedOk, true);
   t.equal(out.failed, 'source failed', 'an error in a pipeline reaches its callback');
   t.same(out.objectMode, [1, 2]);
+  t.same(out.hashStream, [true, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'], 'a Hash is a Transform stream when used as one');
 });
 
 t.test('timers, timers/promises and process: order of ticks, env, fixed facts', async (t) => {

@@ -2,6 +2,7 @@
 // OpenSSL (engine/node8/host/crypto.ts) on copied bytes; random numbers from the host's CSPRNG;
 // `webcrypto` is the global `crypto`. Hash and cipher objects gather their input and hand it to the
 // host once, when they are finished.
+import { LazyTransform } from './lazy-transform';
 import { internal, nativeAsync, nativeSync, type NativeAnswer } from './native';
 
 declare const require: (id: string) => unknown;
@@ -9,7 +10,8 @@ type BufferLike = Uint8Array & { toString(encoding?: string): string };
 const { Buffer } = require('buffer') as {
   Buffer: { from(value: unknown, encoding?: string): BufferLike; alloc(n: number): BufferLike; concat(list: Uint8Array[]): BufferLike; isBuffer(v: unknown): boolean };
 };
-const { Transform } = require('stream') as { Transform: new (options?: object) => { push(chunk: unknown): boolean } };
+// Hashes, ciphers and signatures are streams only when used as streams (see lazy-transform.ts).
+const Transform = LazyTransform as unknown as new (options?: object) => { push(chunk: unknown): boolean };
 
 type Data = string | ArrayBuffer | ArrayBufferView;
 type Callback<T> = (err: Error | null, value?: T) => void;

@@ -1,12 +1,14 @@
 // node8's `zlib`: the host's zlib and brotli on copied bytes (see engine/node8/host/zlib.ts).
 // Synchronous calls, callbacks and streams; a stream compresses or decompresses its whole input
 // when it ends. Output is bounded: a decompression bomb throws ERR_BUFFER_TOO_LARGE.
+import { LazyTransform } from './lazy-transform';
 import { nativeAsync, nativeSync } from './native';
 import { concat, zlibBytes } from './zlib-native';
 
 declare const require: (id: string) => unknown;
 const { Buffer } = require('buffer') as { Buffer: { from(b: ArrayBuffer | Uint8Array | string, enc?: string): Uint8Array; isBuffer(v: unknown): boolean } };
-const { Transform } = require('stream') as { Transform: new (options?: object) => TransformLike };
+// zlib's streams load the stream module on first use as streams (see lazy-transform.ts).
+const Transform = LazyTransform as unknown as new (options?: object) => TransformLike;
 
 interface TransformLike {
   push(chunk: unknown): boolean;
