@@ -3,18 +3,20 @@ import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import t from 'tap';
-import { eventually, keepCalling, serveArgs, startSupervised, type Supervised } from './helpers/supervised';
+import { eventually, keepCalling, serveArgs, startSupervised, type Health, type Supervised } from './helpers/supervised';
 
 // islet serve with a supervisor and two workers, the way a user runs it: one server for the whole
 // file, the tests in order, ending with SIGTERM.
 let s: Supervised;
 
 t.before(async () => {
-  s = await startSupervised(['--workers', '2']);
+  s = await startSupervised(['--workers', '2', '--max-worker-rss', '400']);
 });
 t.teardown(() => s?.crash());
 
 const pids = async () => (await s.health()).workers.map((w) => w.pid).sort();
+/** Replacements so far, all slots together (a draining worker and its replacement share a slot). */
+const restarts = (health: Health) => [...new Map(health.workers.map((w) => [w.slot, w.restarts])).values()].reduce((a, b) => a + b, 0);
 
 t.test('one account is created, once, and /healthz reports each worker', async (t) => {
   t.equal(s.stdout.split('Created the first account').length - 1, 1, 'printed once');
@@ -110,11 +112,41 @@ t.test('a catastrophic out-of-memory in a worker leads to its replacement', asyn
   t.ok(
     await eventually(async () => {
       const now = await s.health();
-      return now.workers.length === 2 && now.workers.every((w) => w.state === 'ready') && now.workers.reduce((n, w) => n + w.restarts, 0) > before.workers.reduce((n, w) => n + w.restarts, 0);
+      return now.workers.length === 2 && now.workers.every((w) => w.state === 'ready') && restarts(now) > restarts(before);
     }, 20_000),
     'the poisoned worker was drained and replaced',
   );
   t.match(s.stderr, /fatal out-of-memory/);
+  t.equal((await s.call('steady')).status, 200);
+});
+
+t.test('a worker whose resident memory passes --max-worker-rss is drained and replaced', async (t) => {
+  await s.deploy('hoard', 'const kept = new Uint8Array(450 * 1024 * 1024).fill(1);\nexports.handler = () => kept.length;\n', { memoryMb: 1024 });
+  const before = await s.health();
+  const logged = s.stderr.length;
+  t.equal((await s.call('hoard')).status, 200);
+  t.ok(
+    await eventually(async () => {
+      const now = await s.health();
+      return now.workers.length === 2 && now.workers.every((w) => w.state === 'ready') && restarts(now) > restarts(before);
+    }, 20_000),
+    'the worker was replaced',
+  );
+  t.match(s.stderr.slice(logged), /passed the ceiling of 400 MB/);
+  t.equal((await s.call('steady')).status, 200);
+});
+
+t.test('a worker that keeps dying soon after its start is started again after a growing delay', async (t) => {
+  const logged = s.stderr.length;
+  for (let i = 0; i < 3; i++) {
+    const victim = (await s.health()).workers.find((w) => w.slot === 2)!;
+    process.kill(victim.pid, 'SIGKILL');
+    t.ok(await eventually(async () => (await s.health()).workers.some((w) => w.slot === 2 && w.pid !== victim.pid && w.state === 'ready'), 15_000), `replaced (${i + 1})`);
+  }
+  const delays = [...s.stderr.slice(logged).matchAll(/worker 2 \(pid \d+\) exited with SIGKILL; starting a new one(?: in (\d+) ms)?/g)].map((m) => Number(m[1] ?? 0));
+  // The first may come after a long run (at once); the next two die within 30 s of their start.
+  t.equal(delays.length, 3);
+  t.ok(delays[1]! >= 250 && delays[2] === 2 * delays[1]!, `delays ${delays.join(', ')} ms`);
   t.equal((await s.call('steady')).status, 200);
 });
 
