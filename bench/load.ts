@@ -20,6 +20,8 @@ export interface LoadResult {
   p99Ms: number;
   requests: number;
   errors: number;
+  /** The server's CPU time per request over the load, µs (all its threads and processes; from /proc). */
+  cpuUsPerRequest?: number;
 }
 
 export type LoadTool = 'wrk' | 'autocannon';

@@ -13,7 +13,8 @@ import { Pool } from 'undici';
 import { rssMb, startProcess } from './process';
 import { pickTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load';
 import { tenKilobyteJson } from './payloads';
-import type { BenchServerConfig } from './server';
+import { startSupervised, withCpu, type SupervisedServer } from './scale';
+import { BENCH_FUNCTIONS, type BenchServerConfig } from './server';
 
 interface Ready {
   url: string;
@@ -30,7 +31,8 @@ const ROOT = path.resolve(__dirname, '..', '..');
 /** The median of each figure over rounds of the same load (errors are summed). */
 function medianOf(rounds: LoadResult[]): LoadResult {
   const median = (pick: (r: LoadResult) => number) => percentile(rounds.map(pick), 50);
-  return { rps: median((r) => r.rps), p50Ms: median((r) => r.p50Ms), p99Ms: median((r) => r.p99Ms), requests: median((r) => r.requests), errors: rounds.reduce((n, r) => n + r.errors, 0) };
+  const cpu = rounds[0]!.cpuUsPerRequest === undefined ? {} : { cpuUsPerRequest: median((r) => r.cpuUsPerRequest!) };
+  return { rps: median((r) => r.rps), p50Ms: median((r) => r.p50Ms), p99Ms: median((r) => r.p99Ms), requests: median((r) => r.requests), errors: rounds.reduce((n, r) => n + r.errors, 0), ...cpu };
 }
 
 function percentile(values: number[], p: number): number {
@@ -118,16 +120,21 @@ async function main(): Promise<void> {
   };
   const figures: Figures = {};
   let headers = { 'X-Service-Api-Key': apiKey };
-  const run = (origin: string, spec: Load, conns = connections): Promise<LoadResult> =>
-    runLoad(tool, { ...spec, base: origin, connections: conns, durationSec: warmupSec }).then(() => runLoad(tool, { ...spec, base: origin, connections: conns, durationSec }));
+  /** A load after its warm-up; with `pids`, also the CPU per request of those processes over it. */
+  const run = (origin: string, spec: Load, conns = connections, pids?: () => number[], seconds = durationSec): Promise<LoadResult> =>
+    runLoad(tool, { ...spec, base: origin, connections: conns, durationSec: warmupSec }).then(() => {
+      const load = () => runLoad(tool, { ...spec, base: origin, connections: conns, durationSec: seconds });
+      return pids ? withCpu(pids, load) : load();
+    });
   const roundFigures: Record<string, LoadResult[]> = {};
   /** Runs `loads` (one per host) for `rounds` rounds, alternating the order (ABBA), and records the medians. */
-  const runRounds = async (loads: [prefix: string, origin: string, spec: Load][]) => {
+  const runRounds = async (loads: [prefix: string, origin: string, spec: Load, pids?: () => number[]][]) => {
     for (let round = 0; round < rounds; round++) {
-      for (const [prefix, origin, spec] of round % 2 === 0 ? loads : [...loads].reverse()) {
-        const r = await run(origin, spec);
+      for (const [prefix, origin, spec, pids] of round % 2 === 0 ? loads : [...loads].reverse()) {
+        const r = await run(origin, spec, connections, pids);
         (roundFigures[prefix] ??= []).push(r);
-        if (rounds > 1) console.log(`   round ${round + 1} ${prefix}: ${Math.round(r.rps)} rps, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`);
+        const cpu = r.cpuUsPerRequest === undefined ? '' : `, ${r.cpuUsPerRequest.toFixed(1)} us CPU per request`;
+        if (rounds > 1) console.log(`   round ${round + 1} ${prefix}: ${Math.round(r.rps)} rps, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms${cpu}`);
       }
     }
     for (const [prefix] of loads) record(prefix, medianOf(roundFigures[prefix]!));
@@ -137,17 +144,57 @@ async function main(): Promise<void> {
     figures[`${prefix}_p50_ms`] = r.p50Ms;
     figures[`${prefix}_p99_ms`] = r.p99Ms;
     figures[`${prefix}_errors`] = r.errors;
+    if (r.cpuUsPerRequest !== undefined) figures[`${prefix}_cpu_us`] = r.cpuUsPerRequest;
   };
+  const cores = os.availableParallelism();
+  const supervised: SupervisedServer[] = [];
   const body10k = tenKilobyteJson();
 
   try {
-    console.log('1. warm node8 hello (GET ?name=) and the baseline');
+    console.log(`1. warm node8 hello (GET ?name=): the baseline, islet in one process, and islet serve with 1 and ${cores} workers`);
     const hello = { paths: [`/v2/run/${accountId}/hello?name=abc`], headers };
+    const helloOf = (s: SupervisedServer) => ({ paths: [`/v2/run/${s.accountId}/hello?name=abc`], headers: { 'X-Service-Api-Key': s.apiKey } });
+    for (const n of [1, cores]) {
+      const s = await startSupervised(n);
+      await s.deploy('hello', 'hello', BENCH_FUNCTIONS);
+      supervised.push(s);
+    }
+    const [one, workersN] = supervised as [SupervisedServer, SupervisedServer];
+    const [onePids, workersNPids] = [await one.pids(), await workersN.pids()];
     await runRounds([
-      ['baseline_hello', baseline.ready.url, hello],
-      ['hello', url, hello],
+      ['baseline_hello', baseline.ready.url, hello, () => [baseline.child.pid!]],
+      ['hello', url, hello, () => [islet.child.pid!]],
+      ['workers1_hello', one.url, helloOf(one), () => onePids],
+      ['workers_n_hello', workersN.url, helloOf(workersN), () => workersNPids],
     ]);
     figures.hello_ratio = figures.hello_rps! / figures.baseline_hello_rps!;
+    figures.workers_n = cores;
+    figures.workers1_vs_inprocess_rps = figures.workers1_hello_rps! / figures.hello_rps!;
+    figures.workers1_cpu_ratio = figures.workers1_hello_cpu_us! / figures.hello_cpu_us!;
+    figures.workers_n_cpu_ratio = figures.workers_n_hello_cpu_us! / figures.hello_cpu_us!;
+    figures.hello_cpu_vs_baseline = figures.hello_cpu_us! / figures.baseline_hello_cpu_us!;
+    one.stop();
+
+    console.log(`8. rolling restart (SIGHUP) of ${cores} workers under the warm hello load`);
+    // SIGHUP 2 s into the timed load (after its warm-up).
+    const restart = setTimeout(() => process.kill(workersN.child.pid!, 'SIGHUP'), (warmupSec + 2) * 1000);
+    record('rolling', await run(workersN.url, helloOf(workersN), connections, undefined, Math.max(durationSec, 10)));
+    clearTimeout(restart);
+    const restarted = await workersN.pids();
+    figures.rolling_workers_replaced = workersNPids.slice(1).filter((pid) => !restarted.includes(pid)).length;
+    workersN.stop();
+
+    console.log('9. CPU-bound scale-out: about 2 ms of computation per call at c=16, one instance per version, then the default bound');
+    for (const [prefix, maxInstancesPerVersion] of [['crunch_single', 1], ['crunch_scaled', cores]] as const) {
+      const server = await startIslet({ crunch: true, limits: { maxInstancesPerVersion } });
+      const ready = server.ready as Required<Ready>;
+      const crunch = { paths: [`/v2/run/${ready.accountId}/crunch`], headers: { 'X-Service-Api-Key': ready.apiKey } };
+      record(prefix, await run(ready.url, crunch, 16, () => [server.child.pid!]));
+      server.child.kill('SIGKILL');
+    }
+    figures.crunch_call_ms = 1000 / figures.crunch_single_rps!;
+    figures.crunch_scale_ratio = figures.crunch_scaled_rps! / figures.crunch_single_rps!;
+    figures.crunch_scale_per_core = figures.crunch_scale_ratio / cores;
 
     console.log(`2. warm node8 POST with a ${(body10k.length / 1024).toFixed(1)} KB JSON body`);
     const post = { paths: [`/v2/run/${accountId}/post`], method: 'POST', body: body10k, headers: { ...headers, 'Content-Type': 'application/json' } };
@@ -215,6 +262,7 @@ async function main(): Promise<void> {
   } finally {
     islet.child.kill('SIGKILL');
     baseline.child.kill('SIGKILL');
+    for (const s of supervised) s.stop();
   }
 
   const targets: [string, string, (f: Figures) => boolean, string][] = [
@@ -225,6 +273,11 @@ async function main(): Promise<void> {
     ['warm python hello rps / baseline rps', 'py_hello_ratio', (f) => f.py_hello_ratio! >= 0.35, '>= 0.35'],
     [`RSS with ${serverConfig.manyFunctions} warm node8 functions (MB)`, 'many_rss_mb', (f) => f.many_rss_mb! <= 1536, '<= 1536'],
     ['hello p99 with a spinning neighbour (ms)', 'noisy_hello_p99_ms', (f) => f.noisy_hello_p99_ms! <= 20, '<= 20'],
+    ['hello rps, 1 worker / in one process', 'workers1_vs_inprocess_rps', (f) => f.workers1_vs_inprocess_rps! >= 0.95, '>= 0.95'],
+    ['hello CPU per request, 1 worker / in one process', 'workers1_cpu_ratio', (f) => f.workers1_cpu_ratio! <= 1.15, '<= 1.15'],
+    [`hello CPU per request, ${cores} workers / in one process`, 'workers_n_cpu_ratio', (f) => f.workers_n_cpu_ratio! <= 1.15, '<= 1.15'],
+    ['errors during a rolling restart under load', 'rolling_errors', (f) => f.rolling_errors === 0, '0'],
+    [`CPU-bound scale-out: rps / single instance / ${cores} cores`, 'crunch_scale_per_core', (f) => f.crunch_scale_per_core! >= 0.8, '>= 0.80'],
   ];
 
   console.log('\nfigure'.padEnd(34) + 'value');

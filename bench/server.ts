@@ -7,6 +7,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import type { Limits } from '../engine/limits';
 import { startServer } from '../http/server';
 import { openEngine } from '../supervisor/compose';
 
@@ -19,6 +20,9 @@ export interface BenchServerConfig {
   manyFunctions: number;
   pythonColdFunctions: number;
   python: boolean;
+  /** crunch: about 2 ms of computation per call (the scale-out scenario). */
+  crunch?: boolean;
+  limits?: Partial<Limits>;
   cacheDir: string;
 }
 
@@ -28,7 +32,7 @@ const SEED = path.resolve(__dirname, '..', '..', 'test', 'fixtures', 'seed-node8
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.BENCH_CONFIG ?? '{}') as BenchServerConfig;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-bench-'));
-  const { engine } = await openEngine({ dataDir, cacheDir: config.cacheDir, limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000 } });
+  const { engine } = await openEngine({ dataDir, cacheDir: config.cacheDir, limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000, ...config.limits } });
   const { accountId, apiKey } = await engine.createAccount();
   const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
   const node8 = (name: string, entrypoint: string, extra: Record<string, unknown> = {}, dir = BENCH_FUNCTIONS) =>
@@ -47,6 +51,7 @@ async function main(): Promise<void> {
     await node8('fails', 'fails');
     await node8('hungry', 'hungry');
   }
+  if (config.crunch) await node8('crunch', 'crunch');
   for (let i = 0; i < config.coldFunctions; i++) await node8(`cold_${i}`, 'hello');
   for (let i = 0; i < config.manyFunctions; i++) await node8(`many_${i}`, 'hello');
   if (config.python) {

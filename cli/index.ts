@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { cac } from 'cac';
 import { serve } from '../supervisor/main';
 import { ServerError } from './api';
@@ -17,17 +16,11 @@ const { version } = require('../../package.json') as { version: string };
 
 const out = (text: string) => process.stdout.write(text);
 
-/** The server needs --no-node-snapshot (isolated-vm on Node 20): re-run with it when missing. */
-function serveWithFlag(argv: string[]): Promise<void> {
-  if (process.execArgv.includes('--no-node-snapshot')) return serve(argv);
-  const child = spawn(process.execPath, ['--no-node-snapshot', ...process.execArgv, process.argv[1]!, 'serve', ...argv], { stdio: 'inherit' });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
-  return new Promise(() => child.on('exit', (code) => process.exit(code ?? 1)));
-}
-
 function serveArgs(options: Record<string, unknown>): string[] {
   const args: string[] = [];
-  for (const key of ['port', 'host', 'data'] as const) if (options[key] !== undefined) args.push(`--${key}`, String(options[key]));
+  for (const key of ['port', 'host', 'data', 'workers', 'warmMemory', 'maxWorkerRss', 'maxInstances'] as const) {
+    if (options[key] !== undefined) args.push(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, String(options[key]));
+  }
   if (options.allowPrivateEgress) args.push('--allow-private-egress');
   return args;
 }
@@ -82,8 +75,12 @@ export function buildCli() {
     .option('--port <port>', 'Port (default 8080, or $PORT)')
     .option('--host <host>', 'Address to listen on (default 127.0.0.1, or $HOST)')
     .option('--data <dir>', 'Data directory (default ./.islet-data, or $ISLET_DATA)')
+    .option('--workers <n>', 'Worker processes (default: the number of CPUs, or $ISLET_WORKERS)')
+    .option('--warm-memory <mb>', 'Memory for warm instances, all workers together (default 4096)')
+    .option('--max-worker-rss <mb>', 'A worker over this resident memory is drained and replaced')
+    .option('--max-instances <n>', 'Instances of one busy function version at most (default: the number of CPUs)')
     .option('--allow-private-egress', "Let functions' fetch reach private and loopback addresses")
-    .action((options: Record<string, unknown>) => serveWithFlag(serveArgs(options)));
+    .action((options: Record<string, unknown>) => serve(serveArgs(options)));
 
   cli.command('account <action>', 'Offline admin: "account create" adds an account to a data directory and prints its id and key')
     .option('--data <dir>', 'Data directory', { default: '.islet-data' })

@@ -91,7 +91,10 @@ export class Engine {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.store = options.store;
     this.logs = options.logs;
-    this.pool = new WarmPool(this.limits.maxWarmInstances, this.limits.maxWarmMemoryMb);
+    this.pool = new WarmPool(this.limits.maxWarmInstances, this.limits.maxWarmMemoryMb, {
+      maxPerVersion: this.limits.maxInstancesPerVersion,
+      idleMs: this.limits.instanceIdleMs,
+    });
     this.catalog = new Catalog(this.store, (retired) => this.pool.retire(retired));
     this.egress = new Egress({
       allowPrivate: options.allowPrivateEgress ?? false,

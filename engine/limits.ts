@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /** Server-wide limits (SPEC §6). Server flags override them; `timeout`/`memory` also per function. */
 export interface Limits {
   /** Largest request body, bytes. */
@@ -16,8 +18,15 @@ export interface Limits {
   bundleBytes: number;
   /** Calls of one function running at once before new ones get ERR_OVERLOADED. */
   maxInFlightPerFunction: number;
-  /** Warm instances kept at most (count). */
+  /** Function versions kept warm at most (count). */
   maxWarmInstances: number;
+  /**
+   * Instances of one function version at most: a version whose calls keep every instance busy
+   * running code gets another, up to this (default: the number of cores; 1 turns it off).
+   */
+  maxInstancesPerVersion: number;
+  /** An extra instance of a version that stays idle this long (ms) is retired. */
+  instanceIdleMs: number;
   /** Warm instances kept at most (estimated memory, MB). */
   maxWarmMemoryMb: number;
   /**
@@ -39,6 +48,8 @@ export const DEFAULT_LIMITS: Limits = {
   bundleBytes: 100 * MiB,
   maxInFlightPerFunction: 256,
   maxWarmInstances: 2000,
+  maxInstancesPerVersion: availableParallelism(),
+  instanceIdleMs: 10_000,
   maxWarmMemoryMb: 4096,
   pythonSpare: true,
 };

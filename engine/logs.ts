@@ -26,9 +26,21 @@ const ARENA_MAX_BYTES = 8 * 1024 * 1024;
 /** Files appended at the same time during a flush (each append is an open, a write and a close). */
 const WRITE_CONCURRENCY = 8;
 
+export interface LogStoreOptions {
+  /** Pending lines of all functions together before a write is forced (default 8 MB). */
+  arenaBytes?: number;
+  /**
+   * This process's number among the processes writing the same folder (workers): it writes
+   * `<name>.<writer>.log`, and reads merge every writer's files. Alone, it writes `<name>.log`.
+   */
+  writer?: number;
+  /** Run before a read: the other writers write what they have pending. */
+  beforeRead?: () => Promise<void>;
+}
+
 /**
  * Per-function logs, kept on disk as JSON lines: `logs/<account>/<name>.log` plus one rotated
- * `.log.1`, so each function keeps at most ~2 MB. Writes are batched and appended every 250 ms
+ * `.log.1`, so each function keeps at most ~2 MB per writing process. Writes are batched and appended every 250 ms
  * (sooner when 8 MB are pending); a function's burst beyond what fits one file drops the oldest
  * lines of its batch and records how many. One batch is written at a time, several files at once;
  * when the disk falls behind, lines wait in the arena, and those that do not fit there are
@@ -49,9 +61,16 @@ export class LogStore {
   /** The flush waiting for that write to end; it drains the arena when it starts. */
   private queued: Promise<void> | undefined;
 
-  constructor(dataDir: string, arenaBytes = ARENA_MAX_BYTES) {
+  private readonly suffix: string;
+
+  constructor(
+    dataDir: string,
+    private readonly options: LogStoreOptions = {},
+  ) {
+    const arenaBytes = options.arenaBytes ?? ARENA_MAX_BYTES;
     this.root = path.join(dataDir, 'logs');
     this.pending = new LogArena(arenaBytes, Math.min(BATCH_LIMIT_BYTES, arenaBytes));
+    this.suffix = options.writer === undefined ? '.log' : `.${options.writer}.log`;
   }
 
   append(account: string, name: string, entry: LogEntry): void {
@@ -116,17 +135,18 @@ export class LogStore {
     return writing;
   }
 
+  /** The entries of a function from every writer, oldest first. */
   async read(account: string, name: string, query: LogQuery = {}): Promise<LogEntry[]> {
-    await this.flush();
-    const file = this.file(`${account}/${name}`);
-    const entries: LogEntry[] = [];
-    for (const f of [`${file}.1`, file]) {
+    await Promise.all([this.flush(), this.options.beforeRead?.().catch(() => undefined)]);
+    const lists: LogEntry[][] = [];
+    for (const file of await this.filesOf(account, name)) {
       let text: string;
       try {
-        text = await fsp.readFile(f, 'utf8');
+        text = await fsp.readFile(file, 'utf8');
       } catch {
         continue;
       }
+      const entries: LogEntry[] = [];
       for (const line of text.split('\n')) {
         if (!line) continue;
         try {
@@ -136,21 +156,35 @@ export class LogStore {
           // a torn last line after a crash
         }
       }
+      lists.push(entries);
     }
+    // Each writer's lines are in order; a stable sort by time interleaves the writers.
+    const entries = lists.length === 1 ? lists[0]! : lists.flat().sort((a, b) => a.t - b.t);
     return query.limit !== undefined ? entries.slice(-query.limit) : entries;
   }
 
   async remove(account: string, name: string): Promise<void> {
     const key = `${account}/${name}`;
     await this.flush();
-    const file = this.file(key);
     this.sizes.delete(key);
-    await fsp.rm(file, { force: true });
-    await fsp.rm(`${file}.1`, { force: true });
+    for (const file of await this.filesOf(account, name)) await fsp.rm(file, { force: true });
+  }
+
+  /** The function's log files of every writer, each rotated one before the current one. */
+  private async filesOf(account: string, name: string): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await fsp.readdir(path.join(this.root, account));
+    } catch {
+      return [];
+    }
+    // Function names have no dots: `<name>.log`, `<name>.<writer>.log`, and `.1` after either.
+    const own = names.filter((f) => f.startsWith(`${name}.`) && /^\.(\d+\.)?log(\.1)?$/.test(f.slice(name.length))).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+    return own.map((f) => path.join(this.root, account, f));
   }
 
   private file(key: string): string {
-    return path.join(this.root, `${key}.log`);
+    return path.join(this.root, `${key}${this.suffix}`);
   }
 
   private async write(key: string, batch: DrainedLog): Promise<void> {
@@ -180,4 +214,9 @@ export class LogStore {
       // Logs are best effort: a full disk must not fail invocations.
     }
   }
+}
+
+/** Rotated files (`.1`) before current ones, so that one writer's lines stay in order. */
+function rank(file: string): number {
+  return file.endsWith('.1') ? 0 : 1;
 }

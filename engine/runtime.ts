@@ -32,6 +32,8 @@ export interface Instance {
   readonly inflight: number;
   /** Memory this instance is estimated to hold, in MB (the warm cache's size unit). */
   readonly sizeMb: number;
+  /** Time spent running code so far, in ms (not time awaiting I/O): the warm cache scales busy versions on it. */
+  cpuTimeMs?(): number;
   /** Runs one call; `done` is called exactly once, with the handler's response or the error. */
   call(input: CallInput, done: (outcome: CallOutcome) => void): void;
   /** Takes no new calls; disposed once the running ones finish. */

@@ -19,7 +19,8 @@ import { writeResponse, type ResponseState } from './respond';
  *
  * A key reaches only its own account: any other is 403 ERR_BAD_KEY.
  */
-export function addManagementRoutes(app: TemplatedApp, engine: Engine): void {
+export function addManagementRoutes(app: TemplatedApp, engine: Engine, counter: { active: number }): void {
+  const respond = responder(counter);
   app.get('/v2/whoami', (res, req) => {
     const headers = readHeaders(req);
     respond(res, async () => {
@@ -76,6 +77,8 @@ export function addManagementRoutes(app: TemplatedApp, engine: Engine): void {
     const { account, name, headers } = readRequest(req);
     const state: ResponseState = { aborted: false };
     res.onAborted(() => (state.aborted = true));
+    // Counted from the start of the upload, so that a drain waits for it.
+    counter.active++;
     const limit = engine.limits.bundleBytes;
     const deploy = async (body: Buffer) => {
       authorize(engine, account, headers);
@@ -89,10 +92,10 @@ export function addManagementRoutes(app: TemplatedApp, engine: Engine): void {
       res,
       headers,
       limit,
-      (body) => respond(res, () => deploy(body), state),
+      (body) => respond(res, () => deploy(body), state, true),
       () => respond(res, async () => {
         throw new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the bundle is over the limit of ${limit} bytes`);
-      }, state),
+      }, state, true),
     );
   });
 }
@@ -118,18 +121,25 @@ function existing(engine: Engine, account: string, name: string) {
   return manifest;
 }
 
-/** Answers with `work`'s JSON, or the JSON error of whatever it threw. */
-function respond(res: HttpResponse, work: () => Promise<{ status: number; body: unknown }>, state?: ResponseState): void {
-  const s = state ?? { aborted: false };
-  if (!state) res.onAborted(() => (s.aborted = true));
-  const requestId = newRequestId();
-  work().then(
-    ({ status, body }) => writeResponse(res, s, status, { 'content-type': 'application/json', 'X-Service-Request-ID': requestId, 'X-Service-Duration-Usecs': '0.000' }, JSON.stringify(body), false),
-    (err: unknown) => {
-      const response = errorResponse(err, requestId, 0);
-      writeResponse(res, s, response.status, responseHeaders(response), response.body, false);
-    },
-  );
+type Respond = (res: HttpResponse, work: () => Promise<{ status: number; body: unknown }>, state?: ResponseState, counted?: boolean) => void;
+
+/** Answers with `work`'s JSON, or the JSON error of whatever it threw; counts the request as in flight until then. */
+function responder(counter: { active: number }): Respond {
+  return (res, work, state, counted = false) => {
+    const s = state ?? { aborted: false };
+    if (!state) res.onAborted(() => (s.aborted = true));
+    if (!counted) counter.active++;
+    const requestId = newRequestId();
+    work()
+      .then(
+        ({ status, body }) => writeResponse(res, s, status, { 'content-type': 'application/json', 'X-Service-Request-ID': requestId, 'X-Service-Duration-Usecs': '0.000' }, JSON.stringify(body), false),
+        (err: unknown) => {
+          const response = errorResponse(err, requestId, 0);
+          writeResponse(res, s, response.status, responseHeaders(response), response.body, false);
+        },
+      )
+      .finally(() => counter.active--);
+  };
 }
 
 /** Splits a deploy upload: a `spec` field (JSON) and a `bundle` file (tar.gz). */

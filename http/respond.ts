@@ -10,6 +10,12 @@ export interface ResponseState {
 
 const statusLines: string[] = [];
 
+/**
+ * Set when the process drains: every response then closes its connection, so keep-alive clients
+ * reconnect, and reach another worker. (One server per process drains: the whole process stops.)
+ */
+export const closeConnections = { now: false };
+
 /** `200 OK` and the like (status codes are checked to be 100–599 before they get here). */
 export function statusLine(status: number): string {
   return (statusLines[status] ??= `${status} ${STATUS_CODES[status] ?? 'Unknown'}`);
@@ -43,9 +49,9 @@ export function writeHead(res: HttpResponse, status: number, headers: Record<str
 /** Ends a response with its body (inside a cork, after the headers). */
 export function writeBody(res: HttpResponse, state: ResponseState, body: string | Uint8Array, head: boolean): void {
   if (head) {
-    res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, closeConnections.now);
   } else if ((typeof body === 'string' ? body.length * 3 : body.byteLength) <= DIRECT_LIMIT) {
-    res.end(body);
+    res.end(body, closeConnections.now);
   } else {
     streamBody(res, state, typeof body === 'string' ? Buffer.from(body) : body);
   }

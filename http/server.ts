@@ -4,7 +4,7 @@ import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { readBody, readHeaders } from './body';
 import { addManagementRoutes } from './management';
-import { writeBody, writeHead, writeResponse, type ResponseState } from './respond';
+import { closeConnections, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
 import { loadUws } from './uws';
 
 export interface ServerOptions {
@@ -12,12 +12,21 @@ export interface ServerOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
+  /** More for `/healthz` (a worker adds its siblings). */
+  health?: () => Promise<Record<string, unknown>>;
 }
 
 export interface RunningServer {
   port: number;
   url: string;
+  /** Requests being answered now. */
+  readonly active: number;
   close(): void;
+  /**
+   * Stops taking connections and resolves once the requests in flight are answered (each within
+   * its own timeout); responses from then on close their connection, so clients go elsewhere.
+   */
+  drain(): Promise<void>;
 }
 
 const RUN_PREFIX = '/v2/run/';
@@ -29,14 +38,17 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   const uws = loadUws();
   const { engine } = options;
   const app: TemplatedApp = uws.App();
+  const counter = { active: 0 };
 
-  app.any('/v2/run/*', (res, req) => handleRun(engine, res, req));
-  addManagementRoutes(app, engine);
+  app.any('/v2/run/*', (res, req) => handleRun(engine, res, req, counter));
+  addManagementRoutes(app, engine, counter);
   app.get('/healthz', (res) => {
     const state = { aborted: false };
     res.onAborted(() => (state.aborted = true));
-    const body = JSON.stringify({ status: 'ok', ...engine.stats() });
-    writeResponse(res, state, 200, { 'content-type': 'application/json' }, body, false);
+    const own = { status: 'ok', ...engine.stats() };
+    const answer = (extra: Record<string, unknown>) => writeResponse(res, state, 200, { 'content-type': 'application/json' }, JSON.stringify({ ...own, ...extra }), false);
+    if (!options.health) answer({});
+    else options.health().then(answer, (err: unknown) => answer({ healthError: (err as Error).message }));
   });
   app.any('/*', (res, req) => {
     const head = req.getMethod() === 'head';
@@ -55,10 +67,23 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
       const port = uws.us_socket_local_port(socket);
       engine.addSelfPort(port);
       const shownHost = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+      let listening = true;
+      const stopListening = () => {
+        if (listening) uws.us_listen_socket_close(socket);
+        listening = false;
+      };
       resolve({
         port,
         url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
-        close: () => uws.us_listen_socket_close(socket),
+        get active() {
+          return counter.active;
+        },
+        close: stopListening,
+        drain: () => {
+          stopListening();
+          closeConnections.now = true;
+          return quiet(counter);
+        },
       });
     });
   });
@@ -108,18 +133,37 @@ function safeDecode(segment: string): string {
   }
 }
 
-function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest): void {
+function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest, counter: { active: number }): void {
   const call = readCall(req);
   const state: ResponseState = { aborted: false };
   res.onAborted(() => (state.aborted = true));
   const head = call.method === 'HEAD';
   const limit = engine.limits.requestBodyBytes;
+  counter.active++;
   const tooLarge = () => {
     const response = errorResponse(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${limit} bytes`), newRequestId(), 0);
     send(res, state, { ...response, headers: { ...response.headers, connection: 'close' } }, head);
+    counter.active--;
   };
   readBody(res, call.headers, limit, (body) => {
     call.body = body;
-    engine.dispatch(call, (response) => send(res, state, response, head));
+    engine.dispatch(call, (response) => {
+      send(res, state, response, head);
+      counter.active--;
+    });
   }, tooLarge);
+}
+
+/** Resolves once no request has been in flight for a moment (one already on the wire still gets in). */
+function quiet(counter: { active: number }): Promise<void> {
+  return new Promise((resolve) => {
+    let idleTicks = 0;
+    const timer = setInterval(() => {
+      idleTicks = counter.active === 0 ? idleTicks + 1 : 0;
+      if (idleTicks >= 5) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 20);
+  });
 }

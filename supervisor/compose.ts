@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { Engine, type RuntimeRegistration } from '../engine/engine';
 import type { Limits } from '../engine/limits';
-import { LogStore } from '../engine/logs';
+import { LogStore, type LogStoreOptions } from '../engine/logs';
 import { Node8Runtime } from '../engine/node8/runtime';
 import { FileStore, type FileStoreOptions } from '../engine/store/file/store';
 import type { Store } from '../engine/store/store';
@@ -18,6 +18,8 @@ export interface ComposeOptions {
   store?: Store;
   /** How the data directory's file store shares it with other processes. */
   fileStore?: FileStoreOptions;
+  /** How this process writes the functions' logs beside others. */
+  logs?: LogStoreOptions;
 }
 
 /**
@@ -29,7 +31,7 @@ export async function openEngine(options: ComposeOptions): Promise<{ engine: Eng
   const cacheDir = options.cacheDir ?? path.join(options.dataDir, 'cache');
   const engine = await Engine.open({
     store,
-    logs: new LogStore(options.dataDir),
+    logs: new LogStore(options.dataDir, options.logs),
     runtimes: defaultRuntimes(cacheDir),
     limits: options.limits,
     allowPrivateEgress: options.allowPrivateEgress,

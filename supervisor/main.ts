@@ -1,41 +1,55 @@
-import * as path from 'node:path';
-import { parseArgs } from 'node:util';
-import { startServer } from '../http/server';
-import { openEngine } from './compose';
+import { DEFAULT_LIMITS } from '../engine/limits';
+import { FileStore } from '../engine/store/file/store';
+import { parseServeOptions, type ServeOptions } from './options';
+import { assertPortFree, pickFreePort } from './port';
+import { Supervisor } from './supervisor';
 
 /**
- * `npm start`: serves islet on a local data directory. On an empty data directory it creates the
- * first account and prints its id and key (the key is shown only this once; only its hash is stored).
+ * `islet serve` and `npm start`: checks the port, creates the first account on an empty store
+ * (printed once; only the key's hash is kept), then runs the supervisor and its workers until
+ * SIGTERM/SIGINT. SIGHUP restarts the workers one at a time.
  */
 export async function serve(argv: string[] = process.argv.slice(2)): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      port: { type: 'string', default: process.env.PORT ?? '8080' },
-      host: { type: 'string', default: process.env.HOST ?? '127.0.0.1' },
-      data: { type: 'string', default: process.env.ISLET_DATA ?? path.join(process.cwd(), '.islet-data') },
-      'allow-private-egress': { type: 'boolean', default: false },
-    },
-    allowPositionals: false,
+  const options = parseServeOptions(argv);
+  if (options.port === 0) options.port = await pickFreePort(options.host);
+  else await assertPortFree(options.host, options.port);
+  await ensureFirstAccount(options);
+  const supervisor = new Supervisor(options, DEFAULT_LIMITS.maxTimeoutMs);
+  const port = await supervisor.start();
+  const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  console.log(`islet listening on ${url} (${options.workers} worker${options.workers === 1 ? '' : 's'}, data: ${options.dataDir})`);
+  let signals = 0;
+  const stop = (signal: NodeJS.Signals) => {
+    if (++signals > 1) {
+      console.error(`[islet] ${signal} again: stopping the workers at once`);
+      supervisor.kill();
+      process.exit(1);
+    }
+    console.error(`[islet] ${signal}: finishing the calls in flight, then stopping`);
+    void supervisor.stop(signal).then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGHUP', () => {
+    console.error('[islet] SIGHUP: restarting the workers one at a time');
+    void supervisor.rollingRestart().then(() => console.error('[islet] rolling restart done'));
   });
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: ${values.port} is not a port number`);
-  const dataDir = path.resolve(values.data!);
-  const { engine, store } = await openEngine({ dataDir, allowPrivateEgress: values['allow-private-egress'] });
-  if (engine.catalog.accountCount === 0) {
-    const account = await engine.createAccount();
+}
+
+/** Creates the first account once, here, before any worker starts (workers never create accounts). */
+async function ensureFirstAccount(options: ServeOptions): Promise<void> {
+  // The only process on the directory now: crashed deploys' leftovers can go.
+  const store = await FileStore.open(options.dataDir, { clean: true });
+  try {
+    if ((await store.accountCount()) > 0) return;
+    const account = await store.createAccount();
     console.log('Created the first account (the key is shown only now; keep it):');
     console.log(`  account id: ${account.accountId}`);
     console.log(`  API key:    ${account.apiKey}`);
+  } finally {
+    await store.close();
   }
-  const server = await startServer({ engine, host: values.host!, port });
-  console.log(`islet listening on ${server.url} (data: ${dataDir})`);
-  const stop = () => {
-    server.close();
-    engine.close().then(() => store.close()).finally(() => process.exit(0));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
 }
 
 if (require.main === module) {

@@ -20,8 +20,10 @@ interface Running {
 }
 
 function startServer(): Promise<Running> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(ROOT, 'dist', 'supervisor', 'main.js'), '--port', '0', '--data', dataDir], {
+  // Its own process group: a crash takes the supervisor and its workers down together.
+  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(ROOT, 'dist', 'supervisor', 'main.js'), '--port', '0', '--data', dataDir, '--workers', '1'], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
   });
   return new Promise((resolve, reject) => {
     let output = '';
@@ -35,6 +37,11 @@ function startServer(): Promise<Running> {
       }
     });
   });
+}
+
+/** kill -9 of the supervisor and its workers at once, as a machine crash would. */
+function crash(server: Running): void {
+  process.kill(-server.child.pid!, 'SIGKILL');
 }
 
 function writeVersion(n: number): void {
@@ -60,7 +67,7 @@ t.test(`kill -9 during deploys, ${ROUNDS} times: old or new version serves, noth
     const acknowledged = round % 4 === 0;
     if (acknowledged) await deploy;
     else await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 500)));
-    server.child.kill('SIGKILL');
+    crash(server);
     const result = await deploy;
     server = await startServer();
     const res = await fetch(`${server.url}/v2/run/${accountId}/durable`, { headers: { 'X-Service-Api-Key': apiKey! } });
@@ -80,5 +87,5 @@ t.test(`kill -9 during deploys, ${ROUNDS} times: old or new version serves, noth
   t.ok(outcomes.new >= ROUNDS / 4, 'acknowledged deploys survived the kill');
   const whoami = await fetch(`${server.url}/v2/whoami`, { headers: { 'X-Service-Api-Key': apiKey! } });
   t.same(await whoami.json(), { accountId }, 'the account and its key survived every crash');
-  server.child.kill('SIGKILL');
+  crash(server);
 });

@@ -11,7 +11,8 @@ const slowEcho = functionFolder(`exports.handler = (body) => { let x = 0; for (l
 const body = Buffer.from(JSON.stringify({ items: Array.from({ length: 400 }, (_, i) => ({ i, name: `item-${i}` })) }));
 
 t.before(async () => {
-  s = await startTestServer();
+  // One instance per version: these loads are about what one isolate holds.
+  s = await startTestServer({ limits: { maxInstancesPerVersion: 1 } });
   await s.deploy('bodies', echoSize, 'handler');
   await s.deploy('steady', slowEcho, 'handler', { memoryMb: 32 });
 });
@@ -20,8 +21,8 @@ t.teardown(() => s.stop());
 const call = (functionName: string) => s.invoke(functionName, { headers: { 'content-type': 'application/json' }, body });
 
 function instanceOf(name: string): IsolateInstance {
-  const cache = (s.engine as unknown as { pool: { cache: Map<string, IsolateInstance> } }).pool.cache;
-  for (const [key, instance] of cache) if (key.includes(`/${name}/`)) return instance;
+  const cache = (s.engine as unknown as { pool: { cache: Map<string, { instances: IsolateInstance[] }> } }).pool.cache;
+  for (const [key, group] of cache) if (key.includes(`/${name}/`) && group.instances[0]) return group.instances[0];
   throw new Error(`no warm instance of ${name}`);
 }
 

@@ -76,7 +76,7 @@ t.test('one flush writes the lines of a thousand functions, several files at onc
 
 t.test('while a batch is written, flushes are one and a full arena drops new lines and counts them', async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-logs-'));
-  const logs = new LogStore(dataDir, 256 * 1024);
+  const logs = new LogStore(dataDir, { arenaBytes: 256 * 1024 });
   logs.append('acc', 'a', { t: 1, requestId: 'r', level: 'info', message: 'first' });
   const writing = logs.flush();
   // Microtasks only: the batch has started writing and no file operation can have finished yet.
@@ -91,5 +91,21 @@ t.test('while a batch is written, flushes are one and a full arena drops new lin
   t.same(kept.map((e) => e.t), Array.from({ length: kept.length }, (_, i) => i), 'the oldest lines are kept, in order');
   t.match(entries.at(-1)?.message, new RegExp(`^${40 - kept.length} log lines dropped`), 'the drop is counted in the function\'s logs');
   t.same((await logs.read('acc', 'a')).map((e) => e.message), ['first']);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+t.test('several writers (workers) keep a file each; a read asks the others to write first and merges by time', async (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-logs-'));
+  const writers: LogStore[] = [];
+  const flushOthers = (mine: number) => () => Promise.all(writers.filter((_, i) => i !== mine).map((w) => w.flush())).then(() => undefined);
+  writers.push(new LogStore(dataDir, { writer: 1, beforeRead: flushOthers(0) }), new LogStore(dataDir, { writer: 2, beforeRead: flushOthers(1) }));
+  for (let i = 0; i < 6; i++) writers[i % 2]!.append('acc', 'fn', { t: 100 + i, requestId: `r${i}`, level: 'info', message: `line ${i}` });
+  // Nothing flushed yet: the read through writer 1 gets writer 2's pending lines too.
+  t.same((await writers[0]!.read('acc', 'fn')).map((e) => e.message), ['line 0', 'line 1', 'line 2', 'line 3', 'line 4', 'line 5']);
+  const { readdirSync } = await import('node:fs');
+  t.same(readdirSync(path.join(dataDir, 'logs', 'acc')).sort(), ['fn.1.log', 'fn.2.log']);
+  t.same((await writers[1]!.read('acc', 'fn', { since: 104 })).map((e) => e.message), ['line 4', 'line 5']);
+  await writers[1]!.remove('acc', 'fn');
+  t.same(readdirSync(path.join(dataDir, 'logs', 'acc')), [], 'a removal takes every writer\'s files');
   rmSync(dataDir, { recursive: true, force: true });
 });

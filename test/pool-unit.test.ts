@@ -89,3 +89,92 @@ t.test('a size known only after loading is counted without retiring the instance
   pool.resize(made[0]!);
   t.equal(pool.stats().warm, 2, 'resizing an instance no longer cached changes nothing');
 });
+
+/** An instance whose CPU time the test drives: `busy` makes it run code all the time. */
+class BusyInstance extends FakeInstance {
+  busy = false;
+  private cpu = 0;
+  private at = performance.now();
+  cpuTimeMs(): number {
+    const now = performance.now();
+    if (this.busy) this.cpu += now - this.at;
+    this.at = now;
+    return this.cpu;
+  }
+}
+
+t.test('scale-out: a version whose instances all run code with calls waiting gets one more, up to the bound; idle extras go', async (t) => {
+  const pool = new WarmPool(100, 1000, { maxPerVersion: 2, idleMs: 150, sampleMs: 20 });
+  const made: BusyInstance[] = [];
+  const create = async () => {
+    const instance = new BusyInstance((i) => pool.forget(i));
+    made.push(instance);
+    return instance;
+  };
+  const m = manifest('cpu');
+  const first = (await pool.acquire(m, create, () => true)) as BusyInstance;
+  pool.acquire(m, create, () => true);
+  first.inflight = 4;
+  first.busy = true;
+  await new Promise((r) => setTimeout(r, 80));
+  t.equal(pool.acquire(m, create, () => true), first, 'the call still goes to the warm instance');
+  await new Promise((r) => setTimeout(r, 10));
+  t.equal(made.length, 2, 'a second instance was started');
+  t.equal(pool.stats().warm, 2);
+  t.equal(pool.acquire(m, create, () => true), made[1], 'calls go to the least loaded instance');
+  made[1]!.inflight = 4;
+  made[1]!.busy = true;
+  await new Promise((r) => setTimeout(r, 80));
+  pool.acquire(m, create, () => true);
+  await new Promise((r) => setTimeout(r, 10));
+  t.equal(made.length, 2, 'no third: the bound is 2');
+  for (const instance of made) {
+    instance.inflight = 0;
+    instance.busy = false;
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(pool.stats().warm, 1, 'the idle extra instance was retired');
+  t.equal(made[1]!.disposed, true);
+  t.equal(made[0]!.disposed, false, 'the first one stays warm');
+  t.same([pool.stats().scaleOuts, pool.stats().trims], [1, 1]);
+  pool.clear();
+});
+
+t.test('scale-out: many calls in flight on an instance that is not running code (awaiting I/O) add nothing', async (t) => {
+  const pool = new WarmPool(100, 1000, { maxPerVersion: 4, idleMs: 150, sampleMs: 20 });
+  let made = 0;
+  const create = async () => {
+    made++;
+    return new BusyInstance((i) => pool.forget(i));
+  };
+  const m = manifest('io');
+  const first = (await pool.acquire(m, create, () => true)) as BusyInstance;
+  first.inflight = 64;
+  for (let i = 0; i < 10; i++) {
+    pool.acquire(m, create, () => true);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.equal(made, 1);
+  pool.clear();
+});
+
+t.test('scale-out stays within the memory bound', async (t) => {
+  const pool = new WarmPool(100, 2, { maxPerVersion: 4, idleMs: 150, sampleMs: 20 });
+  let made = 0;
+  const create = async () => {
+    made++;
+    const instance = new BusyInstance((i) => pool.forget(i));
+    instance.sizeMb = 2;
+    return instance;
+  };
+  const m = manifest('big');
+  const first = (await pool.acquire(m, create, () => true)) as BusyInstance;
+  first.inflight = 4;
+  first.busy = true;
+  for (let i = 0; i < 6; i++) {
+    pool.acquire(m, create, () => true);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.equal(made, 1, 'no room for a second 2 MB instance in 2 MB');
+  pool.clear();
+});

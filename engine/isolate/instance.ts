@@ -297,6 +297,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.finish(id, () => this.parseResult(result as RawResult));
   }
 
+  cpuTimeMs(): number {
+    return this.state === 'dead' || this.isolate.isDisposed ? 0 : Number(this.isolate.cpuTime) / 1e6;
+  }
+
   retire(): void {
     if (this.state !== 'ready') return;
     this.state = 'retired';

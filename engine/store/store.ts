@@ -20,6 +20,7 @@ export interface Store {
    */
   watch(listener: (change: StoreChange) => Promise<void>): void;
   readAccount(accountId: string): Promise<AccountRecord | undefined>;
+  accountCount(): Promise<number>;
   readFunction(account: string, name: string): Promise<FunctionRecord | undefined>;
 
   createAccount(): Promise<NewAccount>;

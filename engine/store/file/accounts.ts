@@ -26,6 +26,14 @@ export class AccountFiles {
     return records;
   }
 
+  async count(): Promise<number> {
+    try {
+      return (await fsp.readdir(this.dir)).filter((name) => name.endsWith('.json') && !name.startsWith('.')).length;
+    } catch {
+      return 0;
+    }
+  }
+
   async read(accountId: string): Promise<AccountRecord | undefined> {
     if (!isAccountId(accountId)) return undefined;
     const record = await readJsonFile<AccountRecord>(path.join(this.dir, `${accountId}.json`));

@@ -56,6 +56,10 @@ export class FileStore implements Store {
     return this.accounts.read(accountId);
   }
 
+  accountCount(): Promise<number> {
+    return this.accounts.count();
+  }
+
   readFunction(account: string, name: string): Promise<FunctionRecord | undefined> {
     return this.functions.read(account, name);
   }

@@ -1,0 +1,65 @@
+import type { Limits } from '../engine/limits';
+import type { StoreChange } from '../engine/store/store';
+
+/**
+ * What the supervisor and its workers say to each other over the IPC channel (supervisor/channel.ts).
+ *
+ * worker -> supervisor
+ *   note  hello                     the worker listens for changes (sent before its store loads)
+ *   note  ready {port}              it serves
+ *   note  fatal {message}           it cannot start (the port is taken)
+ *   note  stats WorkerStats         every second
+ *   req   lock {name}               a store lock, granted in turn across workers
+ *   note  unlock {name}
+ *   req   publish {change}          answered once every other worker has applied the change
+ *   req   flush-logs                answered once every other worker has written its pending logs
+ *   req   health                    every worker's last stats
+ *
+ * supervisor -> worker
+ *   note  listen                    start listening (when started with waitToListen)
+ *   req   change {change}           apply a store change (answered once applied)
+ *   req   flush-logs
+ *   note  drain {reason}            stop taking connections, finish the calls in flight, exit 0
+ */
+
+/** Handed to a worker in ISLET_WORKER (JSON). */
+export interface WorkerConfig {
+  /** The worker's slot, 1..N (a replacement takes the slot of the worker it replaces). */
+  slot: number;
+  /** Its number among the processes writing logs now (unique while it lives). */
+  logWriter: number;
+  host: string;
+  port: number;
+  /** Check that no other program holds the port before listening (no sibling holds it yet). */
+  probe: boolean;
+  /** Open the engine, then wait for `listen` before listening (the first worker checks the port first). */
+  waitToListen: boolean;
+  dataDir: string;
+  allowPrivateEgress: boolean;
+  limits: Partial<Limits>;
+}
+
+export interface WorkerStats {
+  pid: number;
+  slot: number;
+  rssMb: number;
+  /** Requests being answered. */
+  active: number;
+  catastrophicOutOfMemory: number;
+  warm: number;
+  warmMb: number;
+  functions: number;
+  uptimeS: number;
+}
+
+export interface WorkerReport extends Partial<WorkerStats> {
+  slot: number;
+  pid: number | undefined;
+  state: 'starting' | 'ready' | 'draining';
+  /** Times this slot's worker was replaced. */
+  restarts: number;
+}
+
+export interface PublishRequest {
+  change: StoreChange;
+}

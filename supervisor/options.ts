@@ -1,0 +1,59 @@
+import { availableParallelism } from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_LIMITS } from '../engine/limits';
+
+/** How `islet serve` runs (flags, then environment variables, then defaults). */
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Worker processes (default: the number of CPUs). */
+  workers: number;
+  allowPrivateEgress: boolean;
+  /** The warm caches of all workers together, MB: each worker gets its share. */
+  warmMemoryMb: number;
+  /** A worker whose resident memory passes this (MB) is drained and replaced. */
+  maxWorkerRssMb: number;
+  /** Instances of one busy function version on the machine, all workers together. */
+  maxInstances: number;
+}
+
+function whole(value: string, flag: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${flag}: ${JSON.stringify(value)} is not a whole number from ${min} to ${max}`);
+  return n;
+}
+
+export function parseServeOptions(argv: string[]): ServeOptions {
+  const env = process.env;
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string', default: env.PORT ?? '8080' },
+      host: { type: 'string', default: env.HOST ?? '127.0.0.1' },
+      data: { type: 'string', default: env.ISLET_DATA ?? path.join(process.cwd(), '.islet-data') },
+      workers: { type: 'string', default: env.ISLET_WORKERS ?? String(availableParallelism()) },
+      'allow-private-egress': { type: 'boolean', default: false },
+      'warm-memory': { type: 'string', default: env.ISLET_WARM_MEMORY ?? String(DEFAULT_LIMITS.maxWarmMemoryMb) },
+      'max-worker-rss': { type: 'string', default: env.ISLET_MAX_WORKER_RSS },
+      'max-instances': { type: 'string', default: env.ISLET_MAX_INSTANCES ?? String(availableParallelism()) },
+    },
+    allowPositionals: false,
+  });
+  const port = whole(values.port!, '--port', 0, 65535);
+  const workers = whole(values.workers!, '--workers', 1, 256);
+  const warmMemoryMb = whole(values['warm-memory']!, '--warm-memory', 64);
+  const share = Math.floor(warmMemoryMb / workers);
+  return {
+    host: values.host!,
+    port,
+    dataDir: path.resolve(values.data!),
+    workers,
+    allowPrivateEgress: Boolean(values['allow-private-egress']),
+    warmMemoryMb,
+    // What a worker holds beyond its warm cache: Node and islet (~150 MB), a Python spare (~90 MB).
+    maxWorkerRssMb: values['max-worker-rss'] === undefined ? 2 * share + 512 : whole(values['max-worker-rss'], '--max-worker-rss', 128),
+    maxInstances: whole(values['max-instances']!, '--max-instances', 1, 1024),
+  };
+}

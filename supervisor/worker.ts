@@ -1,0 +1,111 @@
+/**
+ * A worker process: the composition root of one serving engine under the supervisor. It opens the
+ * engine on the shared data directory (locks and changes go through the supervisor), listens on
+ * the shared port, reports its stats every second, and drains when asked, when the supervisor
+ * goes away, or on SIGTERM/SIGINT.
+ */
+import type { Engine } from '../engine/engine';
+import { catastrophes } from '../engine/isolate/instance';
+import type { Store } from '../engine/store/store';
+import { startServer, type RunningServer } from '../http/server';
+import { Channel, type Endpoint } from './channel';
+import { openEngine } from './compose';
+import { ChannelCoordinator } from './coordinator';
+import type { WorkerConfig, WorkerReport, WorkerStats } from './messages';
+import { assertPortFree } from './port';
+
+const STATS_MS = 1000;
+const CLOSE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = JSON.parse(process.env.ISLET_WORKER ?? '') as WorkerConfig;
+  const channel = new Channel(process as unknown as Endpoint);
+  const started = Date.now();
+  let engine: Engine | undefined;
+  let store: Store | undefined;
+  let server: RunningServer | undefined;
+  let draining: Promise<void> | undefined;
+
+  const stats = (): WorkerStats => {
+    const s = engine?.stats();
+    return {
+      pid: process.pid,
+      slot: config.slot,
+      rssMb: Math.round(process.memoryUsage.rss() / (1024 * 1024)),
+      active: server?.active ?? 0,
+      catastrophicOutOfMemory: catastrophes.count,
+      warm: s?.warm ?? 0,
+      warmMb: s?.warmMb ?? 0,
+      functions: s?.functions ?? 0,
+      uptimeS: Math.round((Date.now() - started) / 1000),
+    };
+  };
+
+  /** Stops taking connections, lets the calls in flight finish, writes the logs, exits 0. */
+  const drain = (reason: string): Promise<void> => {
+    draining ??= (async () => {
+      console.error(`[islet] worker ${config.slot} (pid ${process.pid}) draining: ${reason}`);
+      await server?.drain();
+      // Closing waits for nothing of the calls' (they are done); bounded all the same.
+      const closed = (async () => {
+        await engine?.close();
+        await store?.close();
+      })();
+      await Promise.race([closed, new Promise((r) => setTimeout(r, CLOSE_MS))]);
+      // After a fatal out-of-memory, exit() waits forever for the isolate thread V8 parked (isolated-vm
+      // joins its threads on the way out): the logs are written, so the process ends itself hard.
+      if (catastrophes.count > 0) process.kill(process.pid, 'SIGKILL');
+      process.exit(0);
+    })();
+    return draining;
+  };
+
+  let mayListen!: () => void;
+  const listenAllowed = new Promise<void>((resolve) => (mayListen = resolve));
+  if (!config.waitToListen) mayListen();
+  channel.handle('listen', () => mayListen());
+  channel.handle('drain', ({ reason }: { reason: string }) => void drain(reason));
+  process.on('disconnect', () => void drain('the supervisor went away'));
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void drain(signal));
+  // A rolling restart is the supervisor's to run; a hang-up of the terminal is not a reason to stop.
+  process.on('SIGHUP', () => undefined);
+  channel.notify('hello');
+
+  ({ engine, store } = await openEngine({
+    dataDir: config.dataDir,
+    limits: config.limits,
+    allowPrivateEgress: config.allowPrivateEgress,
+    fileStore: { coordinator: new ChannelCoordinator(channel), clean: false },
+    logs: { writer: config.logWriter, beforeRead: () => channel.request('flush-logs') },
+  }));
+  const logs = engine.logs;
+  channel.handle('flush-logs', () => logs.flush());
+  await listenAllowed;
+  if (draining) return;
+  if (config.probe) {
+    try {
+      await assertPortFree(config.host, config.port);
+    } catch (err) {
+      channel.notify('fatal', { message: (err as Error).message });
+      setTimeout(() => process.exit(1), 100);
+      return;
+    }
+  }
+  const running = await startServer({
+    engine,
+    host: config.host,
+    port: config.port,
+    health: async () => {
+      const workers = await channel.request<WorkerReport[]>('health');
+      return { worker: stats(), workers: workers.map((w) => (w.pid === process.pid ? { ...w, ...stats() } : w)) };
+    },
+  });
+  server = running;
+  channel.notify('ready', { port: running.port });
+  setInterval(() => channel.notify('stats', stats()), STATS_MS).unref();
+}
+
+main().catch((err: unknown) => {
+  console.error(`[islet] worker failed to start: ${(err as Error)?.stack ?? String(err)}`);
+  process.exit(1);
+});
