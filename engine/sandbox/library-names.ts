@@ -15,6 +15,8 @@ export const LIBRARY_NAMES = [
   'web/fetch',
   'web/misc',
   'web/subtle',
+  'web/urlpattern',
+  'web/webassembly',
   // Node's built-in modules of node8 functions: engine/node8/sandbox/node/<name>.ts.
   'node/assert',
   'node/async_hooks',

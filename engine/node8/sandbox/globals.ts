@@ -50,7 +50,7 @@ Blob:web/fetch
 File:web/fetch
 fetch:web/fetch
 structuredClone:web/misc
-URLPattern:web/misc
+URLPattern:web/urlpattern
 MessageChannel:web/misc
 MessagePort:web/misc
 MessageEvent:web/misc
@@ -61,7 +61,7 @@ PerformanceMark:web/misc
 PerformanceMeasure:web/misc
 navigator:web/misc
 Navigator:web/misc
-WebAssembly:web/misc
+WebAssembly:web/webassembly
 crypto:web/subtle
 Crypto:web/subtle
 CryptoKey:web/subtle

@@ -6,15 +6,6 @@ declare module 'whatwg-url' {
   export const URL: new (input: string, base?: string) => { href: string; toString(): string };
   export const URLSearchParams: new (init?: unknown) => { toString(): string };
 }
-declare module 'whatwg-fetch' {
-  export const Headers: new (init?: unknown) => HeadersLike;
-}
-interface HeadersLike {
-  forEach(cb: (value: string, name: string) => void): void;
-  get(name: string): string | null;
-  has(name: string): boolean;
-  set(name: string, value: string): void;
-}
 interface BufferLike extends Uint8Array {
   toString(encoding?: string, start?: number, end?: number): string;
 }

@@ -1,10 +1,7 @@
 // The rest of the web platform for node8 functions: structuredClone (@ungap/structured-clone),
-// URLPattern (urlpattern-polyfill), MessageChannel, performance, navigator, and WebAssembly
-// guarded by the function's memory limit (see wasm.ts).
+// MessageChannel, performance and navigator.
 import structuredCloneImpl from '@ungap/structured-clone';
-import { URLPattern } from 'urlpattern-polyfill/urlpattern';
 import { INTERNAL, type Internal } from '../internal';
-import { guardedWebAssembly } from './wasm';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
@@ -143,6 +140,3 @@ export class Navigator {
 }
 export const navigator = new Navigator();
 
-export const WebAssembly = guardedWebAssembly(internal.webAssembly as Parameters<typeof guardedWebAssembly>[0], () => internal.memoryLimitMb);
-
-export { URLPattern };
