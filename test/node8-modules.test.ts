@@ -64,7 +64,10 @@ t.test('TypeScript is compiled at deploy; its errors point at the .ts line and c
   t.equal(failed.status, 500);
   const body = JSON.parse(String(failed.body)) as { message: string; stack: string };
   t.equal(body.message, 'RangeError: failed on purpose in TypeScript', 'the message keeps the error name');
-  t.match(body.stack, /^RangeError: failed on purpose in TypeScript\n\s+at handler \(\/src\/app\.ts:11:41\)/, 'the frame is the .ts file, line 11, column 41');
+  t.match(body.stack, /^RangeError: failed on purpose in TypeScript\n\s+at handler \(\/src\/app\.ts:12:41\)/, 'the frame is the .ts file, line 12, column 41');
+  await s.invoke('ts', { query: 'log=1' });
+  const logged = (await s.engine.logs.read(s.accountId, 'ts')).find((e) => e.level === 'error');
+  t.match(logged?.message, /^Error: logged from TypeScript\n\s+at handler \(\/src\/app\.ts:13:48\)/, 'a stack written to the logs points into the .ts file too');
 });
 
 t.test('a fetch-style module: Request in, Response out, with env, ctx.waitUntil, bodies and headers', async (t) => {
