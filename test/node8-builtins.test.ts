@@ -31,10 +31,8 @@ t.teardown(async () => {
   await s.stop();
 });
 
-async function call(name: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await s.invoke(name.toLowerCase(), body === undefined ? {} : { body: JSON.stringify(body) });
-  if (res.status !== 200) throw new Error(`${name}: ${res.status} ${String(res.body)}`);
-  return JSON.parse(String(res.body)) as Record<string, unknown>;
+function call(name: string, body?: unknown): Promise<Record<string, unknown>> {
+  return s.invokeJson(name.toLowerCase(), body);
 }
 
 t.test('crypto: hashes, HMAC, key derivation, ciphers, signatures and keys on the host', async (t) => {

@@ -49,6 +49,15 @@ export interface NativeResult {
   /** Bytes, when the answer has any (several outputs concatenated, their lengths in the JSON). */
   b?: ArrayBuffer;
 }
+/** How a key crosses from the sandbox to a native call: its kind and encoding; DER or secret bytes come as the call's first input. */
+export interface KeySpec {
+  kind: 'secret' | 'public' | 'private';
+  format: 'pem' | 'der' | 'jwk';
+  type?: string;
+  passphrase?: string;
+  pem?: string;
+  jwk?: Record<string, unknown>;
+}
 /** Largest input of one native call: hashing or compressing more holds the host's thread too long. */
 export const MAX_NATIVE_BYTES = 32 * 1024 * 1024;
 /** Inputs from this size on are worked off the host's thread even by synchronous APIs. */

@@ -32,6 +32,8 @@ export interface TestServer {
   call(name: string, init?: CallInit): Promise<Response>;
   /** Calls a function through the engine, without HTTP (for input HTTP cannot carry, or for load). */
   invoke(name: string, init?: CallInit): Promise<InvokeResponse>;
+  /** Invokes with `body` as JSON and answers the parsed result; any status but 200 throws with the body. */
+  invokeJson(name: string, body?: unknown): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -94,6 +96,11 @@ async function attach(engine: Engine, store: Store, dataDir: string, accountId: 
         headers: init.headers ?? {},
         body,
       });
+    },
+    async invokeJson(name, body) {
+      const res = await this.invoke(name, body === undefined ? {} : { body: JSON.stringify(body) });
+      if (res.status !== 200) throw new Error(`${name}: ${res.status} ${String(res.body)}`);
+      return JSON.parse(String(res.body)) as Record<string, unknown>;
     },
     async stop() {
       server.close();

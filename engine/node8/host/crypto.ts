@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import { promisify } from 'node:util';
 import { LRUCache } from 'lru-cache';
-import type { NativeCall } from '../../sandbox/protocol';
+import type { KeySpec, NativeCall } from '../../sandbox/protocol';
 import { NativeError, type NativeInput, type NativeOutput } from './native';
 
 /**
@@ -9,16 +9,6 @@ import { NativeError, type NativeInput, type NativeOutput } from './native';
  * through copied bytes only. Keys cross as their material (PEM text, DER or secret bytes, a JWK)
  * and are parsed here, with the parsed KeyObjects of recent keys kept by their material's digest.
  */
-
-/** How a key crosses from the sandbox: its kind and encoding; DER or secret bytes come as the call's first part. */
-interface KeySpec {
-  kind: 'secret' | 'public' | 'private';
-  format: 'pem' | 'der' | 'jwk';
-  type?: string;
-  passphrase?: string;
-  pem?: string;
-  jwk?: crypto.JsonWebKey;
-}
 
 const keys = new LRUCache<string, crypto.KeyObject>({ max: 256 });
 
@@ -39,7 +29,7 @@ export function keyOf(spec: unknown, bytes: Buffer | undefined): crypto.KeyObjec
   if (known) return known;
   let key: crypto.KeyObject;
   if (k.kind === 'secret') {
-    key = k.format === 'jwk' ? crypto.createSecretKey(Buffer.from(str(k.jwk?.k, 'jwk.k'), 'base64url')) : crypto.createSecretKey(bytes ?? Buffer.alloc(0));
+    key = k.format === 'jwk' ? crypto.createSecretKey(Buffer.from(str((k.jwk as crypto.JsonWebKey | undefined)?.k, 'jwk.k'), 'base64url')) : crypto.createSecretKey(bytes ?? Buffer.alloc(0));
   } else {
     const input =
       k.format === 'jwk'

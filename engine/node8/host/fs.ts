@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { joinWithinRoot } from '../paths';
 import { NativeError, type NativeInput, type NativeOutput } from './native';
 
 /**
@@ -21,15 +22,7 @@ function enoent(syscall: string, p: string): NativeError {
 /** `/a/../b` → `b`; undefined when the path is not absolute or climbs above `/`. */
 function relativeOf(p: unknown): string | undefined {
   if (typeof p !== 'string' || !p.startsWith('/') || p.includes('\0')) return undefined;
-  const parts: string[] = [];
-  for (const part of p.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      if (parts.length === 0) return undefined;
-      parts.pop();
-    } else parts.push(part);
-  }
-  return parts.join('/');
+  return joinWithinRoot('', p);
 }
 
 /** Every folder and its entries, from the file list ('' is the root). */

@@ -1,4 +1,5 @@
 import type { HostBridge } from '../../sandbox/protocol';
+import { joinWithinRoot } from '../paths';
 
 /**
  * CommonJS over the function's own files at run time, resolved as Node resolves them (without the
@@ -102,7 +103,7 @@ export class ModuleSystem {
 
   private resolve(id: string, fromDir: string): string | undefined {
     if (id.startsWith('./') || id.startsWith('../') || id === '.' || id === '..' || id.startsWith('/')) {
-      const target = joinPath(id.startsWith('/') ? '' : fromDir, id);
+      const target = joinWithinRoot(id.startsWith('/') ? '' : fromDir, id);
       return target === undefined ? undefined : this.asFile(target) ?? this.asDirectory(target);
     }
     // Bare specifier: walk up the node_modules folders.
@@ -110,7 +111,7 @@ export class ModuleSystem {
     for (;;) {
       if (!dir?.endsWith('node_modules') && dir !== undefined) {
         const base = dir === '' ? `node_modules/${id}` : `${dir}/node_modules/${id}`;
-        const target = joinPath('', base);
+        const target = joinWithinRoot('', base);
         const found = target === undefined ? undefined : this.asFile(target) ?? this.asDirectory(target);
         if (found) return found;
       }
@@ -134,7 +135,7 @@ export class ModuleSystem {
         main = undefined;
       }
       if (typeof main === 'string' && main !== '') {
-        const target = joinPath(p, main.startsWith('.') || main.startsWith('/') ? main : `./${main}`);
+        const target = joinWithinRoot(p, main.startsWith('.') || main.startsWith('/') ? main : `./${main}`);
         const found = target === undefined ? undefined : this.asFile(target) ?? this.asIndex(target);
         if (found) return found;
       }
@@ -147,19 +148,6 @@ export class ModuleSystem {
     for (const candidate of [`${prefix}index.js`, `${prefix}index.json`, `${prefix}index.cjs`]) if (this.exists(candidate)) return candidate;
     return undefined;
   }
-}
-
-/** Joins and normalises POSIX paths relative to the function root; undefined when it climbs above it. */
-function joinPath(base: string, rel: string): string | undefined {
-  const parts = base === '' ? [] : base.split('/');
-  for (const part of rel.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      if (parts.length === 0) return undefined;
-      parts.pop();
-    } else parts.push(part);
-  }
-  return parts.join('/');
 }
 
 function notFound(message: string, code: string): Error {

@@ -2,6 +2,7 @@
 // OpenSSL (engine/node8/host/crypto.ts) on copied bytes; random numbers from the host's CSPRNG;
 // `webcrypto` is the global `crypto`. Hash and cipher objects gather their input and hand it to the
 // host once, when they are finished.
+import type { KeySpec } from '../../../sandbox/protocol';
 import { LazyTransform } from './lazy-transform';
 import { internal, nativeAsync, nativeSync, type NativeAnswer } from './native';
 
@@ -34,14 +35,6 @@ function out(b: Uint8Array, encoding?: string): BufferLike | string {
 
 // Keys -------------------------------------------------------------------------------------------
 
-interface KeySpec {
-  kind: 'secret' | 'public' | 'private';
-  format: 'pem' | 'der' | 'jwk';
-  type?: string;
-  passphrase?: string;
-  pem?: string;
-  jwk?: Record<string, unknown>;
-}
 interface KeyMaterial {
   spec: KeySpec;
   /** DER or secret bytes, when the spec takes bytes. */

@@ -40,29 +40,9 @@ function withPath<T>(syscall: string, path: PathLike, work: () => T): T {
   }
 }
 
-class Stats {
-  readonly dev = 1;
-  readonly mode: number;
-  readonly nlink = 1;
-  readonly uid = 1000;
-  readonly gid = 1000;
-  readonly rdev = 0;
-  readonly blksize = 4096;
-  readonly blocks: number;
-  readonly atime: Date;
-  readonly mtime: Date;
-  readonly ctime: Date;
-  readonly birthtime: Date;
-  readonly atimeMs: number;
-  readonly mtimeMs: number;
-  readonly ctimeMs: number;
-  readonly birthtimeMs: number;
-  constructor(private readonly kind: string, readonly size: number, mtimeMs: number, readonly ino: number) {
-    this.mode = kind === 'file' ? 0o100444 : 0o40555;
-    this.blocks = Math.ceil(size / 512);
-    this.atimeMs = this.mtimeMs = this.ctimeMs = this.birthtimeMs = mtimeMs;
-    this.atime = this.mtime = this.ctime = this.birthtime = new Date(mtimeMs);
-  }
+/** What Stats and Dirent both answer: a function's files are only regular files and folders. */
+class EntryKind {
+  constructor(private readonly kind: string) {}
   isFile(): boolean {
     return this.kind === 'file';
   }
@@ -86,19 +66,38 @@ class Stats {
   }
 }
 
-class Dirent {
-  constructor(readonly name: string, private readonly kind: string, readonly parentPath: string) {}
+class Stats extends EntryKind {
+  readonly dev = 1;
+  readonly mode: number;
+  readonly nlink = 1;
+  readonly uid = 1000;
+  readonly gid = 1000;
+  readonly rdev = 0;
+  readonly blksize = 4096;
+  readonly blocks: number;
+  readonly atime: Date;
+  readonly mtime: Date;
+  readonly ctime: Date;
+  readonly birthtime: Date;
+  readonly atimeMs: number;
+  readonly mtimeMs: number;
+  readonly ctimeMs: number;
+  readonly birthtimeMs: number;
+  constructor(kind: string, readonly size: number, mtimeMs: number, readonly ino: number) {
+    super(kind);
+    this.mode = kind === 'file' ? 0o100444 : 0o40555;
+    this.blocks = Math.ceil(size / 512);
+    this.atimeMs = this.mtimeMs = this.ctimeMs = this.birthtimeMs = mtimeMs;
+    this.atime = this.mtime = this.ctime = this.birthtime = new Date(mtimeMs);
+  }
+}
+
+class Dirent extends EntryKind {
+  constructor(readonly name: string, kind: string, readonly parentPath: string) {
+    super(kind);
+  }
   get path(): string {
     return this.parentPath;
-  }
-  isFile(): boolean {
-    return this.kind === 'file';
-  }
-  isDirectory(): boolean {
-    return this.kind === 'dir';
-  }
-  isSymbolicLink(): boolean {
-    return false;
   }
 }
 
