@@ -202,10 +202,15 @@ export class Hash extends Digest {
   constructor(algorithm: string, options?: { outputLength?: number }) {
     if (typeof algorithm !== 'string') throw invalidArg('The "algorithm" argument must be of type string');
     super('hash', { alg: algorithm, ...(options?.outputLength !== undefined ? { outputLength: options.outputLength } : {}) }, []);
-    // Node reports an unknown algorithm when the hash is made.
-    nativeSync('hash', this.payload, []);
+    // Node reports an unknown algorithm when the hash is made; one the host took once is not asked again.
+    const checked = `${algorithm}:${options?.outputLength ?? ''}`;
+    if (!checkedHashes.has(checked)) {
+      nativeSync('hash', this.payload, []);
+      checkedHashes.add(checked);
+    }
   }
 }
+const checkedHashes = new Set<string>();
 
 export class Hmac extends Digest {
   constructor(algorithm: string, key: unknown) {
