@@ -325,7 +325,11 @@ function compare(old: { figures: Figures }, figures: Figures): void {
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+// Exits when the figures are written: a stopped server's keep-alive sockets must not hold the run open.
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
