@@ -6,11 +6,11 @@ import ivm from 'isolated-vm';
 import { toArrayBuffer } from '../engine/bytes';
 import { ServiceError } from '../engine/errors';
 import type { FunctionManifest } from '../engine/manifest';
-import { takeEntryPoints, type BlankIsolate, type Bridge } from '../engine/isolate/bridge';
+import { takeEntryPoints, type BlankIsolate } from '../engine/isolate/bridge';
 import { installLibraries } from '../engine/isolate/libraries';
 import { IsolateInstance } from '../engine/isolate/instance';
 import { RUNTIME_FILENAME } from '../engine/sandbox/protocol';
-import { installPythonBridge } from './bridge';
+import { installPythonBridge, type PythonBridge } from './bridge';
 import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../engine/runtime';
 
 export interface PythonRuntimeOptions {
@@ -125,7 +125,7 @@ export class PythonRuntime implements Runtime {
   /** Boots Pyodide from the memory snapshot in a new isolate; no user code runs here. */
   private async boot(memoryMb: number): Promise<BlankIsolate> {
     const assets = await this.loadAssets();
-    const bridge: Bridge = { target: undefined };
+    const bridge: PythonBridge = { target: undefined, timeoutMs: 0 };
     // The interpreter's memory is WebAssembly memory, which isolated-vm does not count: the sandbox
     // caps it at the function's memory. The isolate's own limit covers the JS side and the copies.
     const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
@@ -170,7 +170,9 @@ export class PythonRuntime implements Runtime {
       const files: Record<string, ArrayBuffer> = {};
       for (const rel of manifest.files) files[rel] = toArrayBuffer(await fsp.readFile(path.join(codeDir, rel)));
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, runtime: manifest.runtime });
-      await instance.untilDeath(blank.initRef.apply(undefined, [config, new ivm.ExternalCopy(files).copyInto({ release: true })], { timeout: timeoutMs }));
+      (blank.bridge as PythonBridge).timeoutMs = timeoutMs;
+      const failure = await instance.untilDeath(blank.initRef.apply(undefined, [config, new ivm.ExternalCopy(files).copyInto({ release: true })], { timeout: timeoutMs, result: { copy: true } }));
+      if (typeof failure === 'string') throw moduleFailure(failure);
       const heap = blank.isolate.getHeapStatisticsSync();
       const assets = await this.loadAssets();
       // The interpreter's WebAssembly memory starts at the snapshot's size and is not in the heap figures.
@@ -182,6 +184,19 @@ export class PythonRuntime implements Runtime {
       throw loadError(err, manifest, timeoutMs);
     }
   }
+}
+
+/**
+ * Why the function's module did not load, as the sandbox reported it: the message, the innermost
+ * file of the function's folder and its line, and the traceback of the function's own frames.
+ */
+function moduleFailure(json: string): ServiceError {
+  const failure = JSON.parse(json) as { message?: unknown; file?: unknown; line?: unknown; stack?: unknown };
+  const details: Record<string, unknown> = {};
+  if (typeof failure.file === 'string') details.file = failure.file;
+  if (typeof failure.line === 'number') details.line = failure.line;
+  if (typeof failure.stack === 'string' && failure.stack) details.stack = failure.stack;
+  return new ServiceError('ERR_FUNCTION_FAILED', String(failure.message), details);
 }
 
 function makeSnapshot(file: string): Promise<void> {

@@ -1,0 +1,169 @@
+import { getHashes, pbkdf2, scrypt } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { EgressError } from '../engine/egress';
+import type { InstanceServices } from '../engine/runtime';
+import type { SyncOpKind } from '../engine/sandbox/protocol';
+
+/** What one synchronous operation of the Python sandbox answers (see SyncOpResult in the protocol). */
+export interface OpAnswer {
+  payload: string;
+  body?: Uint8Array | undefined;
+}
+
+/** A failure the sandbox turns into a Python exception by its code. */
+export class OpError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Key derivation runs in the host's thread pool, which the server's file and DNS work share: one
+ * call may ask for at most this many HMAC rounds (iterations times output blocks, about 2 s of one
+ * core for SHA-256). The sandbox computes larger ones itself, within the handler's timeout.
+ */
+export const PBKDF2_HOST_ROUNDS = 4_000_000;
+/** Memory one scrypt call may use on the host (CPython's default maxmem is 32 MiB). */
+export const SCRYPT_MAX_MEM = 64 * 1024 * 1024;
+
+/** Where the IANA time-zone database is read from: the system's (Debian's tzdata package). */
+export const ZONEINFO_DIR = process.env.TZDIR || '/usr/share/zoneinfo';
+const ZONE_KEY = /^[A-Za-z0-9_+-]+(?:\/[A-Za-z0-9_+-]+){0,3}$/;
+const zones = new Map<string, Promise<Buffer | undefined>>();
+let zoneList: Promise<string[]> | undefined;
+
+/**
+ * The host's half of the Python sandbox's synchronous operations. Every argument is copied,
+ * untrusted data from the sandbox.
+ */
+export function runSyncOp(kind: SyncOpKind, payload: string, body: Uint8Array | undefined, services: InstanceServices, timeoutMs: number): Promise<OpAnswer> {
+  switch (kind) {
+    case 'fetch':
+      return fetchForPython(payload, body, services, timeoutMs);
+    case 'invoke':
+      return services.invoke(payload).then((result) => ({ payload: result }));
+    case 'pbkdf2':
+      return derivePbkdf2(payload, body);
+    case 'scrypt':
+      return deriveScrypt(payload, body);
+    case 'tzdata':
+      return readZone(payload);
+    default:
+      return Promise.reject(new OpError('ERR_UNKNOWN_OP', `unknown operation ${String(kind)}`));
+  }
+}
+
+/**
+ * One HTTP exchange of a Python socket, through the same egress as node8's fetch. Redirects come
+ * back as they are (http.client does not follow them; urllib and requests do, and each hop comes
+ * through here again and is checked again). The timeout is the socket's, never more than the
+ * handler's.
+ */
+async function fetchForPython(payload: string, body: Uint8Array | undefined, services: InstanceServices, timeoutMs: number): Promise<OpAnswer> {
+  const request = JSON.parse(payload) as { url?: unknown; method?: unknown; headers?: unknown; timeoutMs?: unknown };
+  const asked = typeof request.timeoutMs === 'number' && request.timeoutMs > 0 ? request.timeoutMs : timeoutMs;
+  const forward = JSON.stringify({ url: request.url, method: request.method, headers: request.headers, redirect: 'manual', timeoutMs: Math.min(asked, timeoutMs) });
+  try {
+    const answer = await services.fetch(forward, body);
+    return { payload: answer.payload, body: answer.body };
+  } catch (err) {
+    if (err instanceof EgressError) throw new OpError(err.code, err.message);
+    throw err;
+  }
+}
+
+function parseKdf(payload: string, body: Uint8Array | undefined): { args: Record<string, unknown>; password: Uint8Array; salt: Uint8Array } {
+  const args = JSON.parse(payload) as Record<string, unknown>;
+  const bytes = body ?? new Uint8Array(0);
+  const split = Number(args.passwordLength);
+  if (!Number.isInteger(split) || split < 0 || split > bytes.length) throw new OpError('ERR_VALUE', 'malformed key derivation request');
+  return { args, password: bytes.subarray(0, split), salt: bytes.subarray(split) };
+}
+
+/** OpenSSL's name of a hashlib name (sha3_256 is sha3-256 there). */
+function opensslHash(name: string): string | undefined {
+  const lower = name.toLowerCase();
+  const candidates = [lower, lower.replace(/_/g, '-'), lower.replace(/^sha512_(224|256)$/, 'sha512-$1')];
+  const known = new Set(getHashes());
+  return candidates.find((c) => known.has(c));
+}
+
+function derivePbkdf2(payload: string, body: Uint8Array | undefined): Promise<OpAnswer> {
+  const { args, password, salt } = parseKdf(payload, body);
+  const digest = opensslHash(String(args.hash));
+  if (!digest) return Promise.reject(new OpError('ERR_UNSUPPORTED_HASH', `unsupported hash type ${String(args.hash)}`));
+  const iterations = Number(args.iterations);
+  const dklen = Number(args.dklen);
+  const blocks = Math.ceil(dklen / Math.max(1, Number(args.digestSize) || 1));
+  if (!Number.isSafeInteger(iterations) || iterations < 1 || !Number.isSafeInteger(dklen) || dklen < 1) return Promise.reject(new OpError('ERR_VALUE', 'iterations and dklen must be positive integers'));
+  if (iterations * blocks > PBKDF2_HOST_ROUNDS) return Promise.reject(new OpError('ERR_TOO_MUCH_WORK', `more than ${PBKDF2_HOST_ROUNDS} rounds`));
+  return new Promise((resolve, reject) =>
+    pbkdf2(password, salt, iterations, dklen, digest, (err, key) => (err ? reject(new OpError('ERR_VALUE', err.message)) : resolve({ payload: '', body: key }))),
+  );
+}
+
+function deriveScrypt(payload: string, body: Uint8Array | undefined): Promise<OpAnswer> {
+  const { args, password, salt } = parseKdf(payload, body);
+  const [N, r, p, dklen] = [args.n, args.r, args.p, args.dklen].map(Number) as [number, number, number, number];
+  const asked = Number(args.maxmem) || 32 * 1024 * 1024;
+  const maxmem = Math.min(asked, SCRYPT_MAX_MEM);
+  return new Promise((resolve, reject) => {
+    try {
+      scrypt(password, salt, dklen, { N, r, p, maxmem }, (err, key) => (err ? reject(new OpError('ERR_VALUE', err.message)) : resolve({ payload: '', body: key })));
+    } catch (err) {
+      reject(new OpError('ERR_VALUE', (err as Error).message));
+    }
+  });
+}
+
+/**
+ * A time-zone file of the system's IANA database, by key (`Europe/Paris`), read once and kept; an
+ * empty key lists the keys. Only names of that database are read, never a path.
+ */
+function readZone(payload: string): Promise<OpAnswer> {
+  const key = String((JSON.parse(payload) as { key?: unknown }).key ?? '');
+  if (key === '') {
+    zoneList ??= listZones(ZONEINFO_DIR, '').then((keys) => keys.sort());
+    return zoneList.then((keys) => ({ payload: JSON.stringify(keys) }));
+  }
+  if (!ZONE_KEY.test(key) || key.length > 128) return Promise.reject(new OpError('ERR_NO_ZONE', `no time zone named ${JSON.stringify(key)}`));
+  let file = zones.get(key);
+  if (!file) {
+    file = readTzif(path.join(ZONEINFO_DIR, key));
+    if (zones.size < 4096) zones.set(key, file);
+  }
+  return file.then((bytes) => {
+    if (!bytes) throw new OpError('ERR_NO_ZONE', `no time zone named ${JSON.stringify(key)} in ${ZONEINFO_DIR}`);
+    return { payload: '', body: bytes };
+  });
+}
+
+async function readTzif(file: string): Promise<Buffer | undefined> {
+  try {
+    const bytes = await fsp.readFile(file);
+    return bytes.length <= 1024 * 1024 && bytes.subarray(0, 4).toString('latin1') === 'TZif' ? bytes : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function listZones(root: string, prefix: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await fsp.readdir(path.join(root, prefix), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const keys: string[] = [];
+  for (const entry of entries) {
+    const key = prefix ? `${prefix}/${entry.name}` : entry.name;
+    if (!ZONE_KEY.test(key) || key === 'posixrules' || key === 'localtime' || /^(posix|right)$/.test(key)) continue;
+    if (entry.isDirectory()) keys.push(...(await listZones(root, key)));
+    else if (entry.isFile() && (await readTzif(path.join(root, key)))) keys.push(key);
+  }
+  return keys;
+}
