@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { islet, ISLET_BIN } from './helpers/cli';
 import { fixture, startTestServer, type TestServer } from './helpers/server';
@@ -168,15 +168,46 @@ t.test('logs --tail prints new lines as calls happen', async (t) => {
   }
 });
 
-t.test('a large bundle shows upload progress', async (t) => {
+t.test('upload progress is drawn on a terminal only, not into a pipe or a log', async (t) => {
   const dir = folder('functions:\n  heavy:\n    file: function.js\n    entrypoint: handler\n    runtime: node8\n', {
     'function.js': 'exports.handler = () => "heavy";\n',
     'blob.bin': randomBytes(3 * 1024 * 1024).toString('base64'),
   });
-  const result = await islet(['deploy', 'heavy', '--dir', dir], { env });
-  t.equal(result.code, 0, result.stderr);
-  t.match(result.stderr, /Uploading [\d.]+ MB: 100%/);
+  const piped = await islet(['deploy', 'heavy', '--dir', dir], { env });
+  t.equal(piped.code, 0, piped.stderr);
+  t.equal(piped.stderr, '', 'nothing on a stderr that is not a terminal');
   t.equal((await islet(['invoke', 'heavy'], { env })).stdout, '"heavy"\n');
+  // script(1) runs the CLI on a pseudo-terminal and copies what it draws to its own stdout.
+  const onTerminal = await new Promise<{ code: number; out: string }>((resolve) => {
+    execFile('script', ['-qec', `${ISLET_BIN} deploy heavy --dir ${dir}`, '/dev/null'], { env, timeout: 60_000 }, (error, stdout) =>
+      resolve({ code: error ? 1 : 0, out: String(stdout) }),
+    );
+  });
+  t.equal(onTerminal.code, 0, onTerminal.out);
+  t.match(onTerminal.out, /Uploading [\d.]+ MB: 100%/);
+});
+
+t.test('a Python deploy leaves out __pycache__ and native libraries, and names the line of a module-level error', async (t) => {
+  const yml = 'functions:\n  py_pack:\n    file: function.py\n    entrypoint: handler\n    runtime: python2\n';
+  const dir = folder(yml, {
+    'function.py': 'import os\n\ndef handler(body, req):\n    return sorted(os.listdir("/function")) + sorted(os.listdir("/function/pkg"))\n',
+  });
+  mkdirSync(path.join(dir, 'pkg', '__pycache__'), { recursive: true });
+  writeFileSync(path.join(dir, 'pkg', '__init__.py'), '');
+  writeFileSync(path.join(dir, 'pkg', '__pycache__', '__init__.cpython-311.pyc'), 'x');
+  writeFileSync(path.join(dir, 'pkg', '_speedups.cpython-311-x86_64-linux-gnu.so'), 'x');
+  const deployed = await islet(['deploy', 'py_pack', '--dir', dir], { env });
+  t.equal(deployed.code, 0, deployed.stderr);
+  t.equal((await islet(['invoke', 'py_pack'], { env })).stdout, '["function.py", "pkg", "service.yml", "__init__.py"]\n');
+
+  writeFileSync(path.join(dir, 'function.py'), 'from zoneinfo import ZoneInfo\n\n\ndef lookup(key):\n    return ZoneInfo(key)\n\nPARIS = lookup("Europe/Pariss")\n\ndef handler(body, req):\n    return 1\n');
+  const failed = await islet(['deploy', 'py_pack', '--dir', dir], { env });
+  t.equal(failed.code, 1);
+  const [first, ...rest] = failed.stderr.split('\n');
+  t.equal(first, `islet: ${path.join(dir, 'function.py')}:5: functions.py_pack: ZoneInfoNotFoundError: 'No time zone found with key Europe/Pariss' (function.py, line 5)`);
+  t.match(rest.join('\n'), /File "\/function\/function\.py", line 7, in <module>\n.*\n  File "\/function\/function\.py", line 5, in lookup/, 'the traceback of the function\'s frames');
+  t.notMatch(failed.stderr, /service\.yml/, 'not blamed on service.yml');
+  t.equal((await islet(['invoke', 'py_pack'], { env })).code, 0, 'the previous version still serves');
 });
 
 t.test("a key of account A cannot deploy, remove, list or read logs of account B (403)", async (t) => {

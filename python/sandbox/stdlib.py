@@ -122,13 +122,19 @@ def _no_threads(*args, **kwargs):
     raise RuntimeError(NO_THREADS)
 
 
+def _in_task():
+    # Pyodide's loop counts as running even between tasks: a task running now is what CPython means.
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:
+        return False
+
+
 def _no_blocking_run(main, *, debug=None, loop_factory=None):
-    if asyncio.events._get_running_loop() is not None:
-        if hasattr(main, 'close'):
-            main.close()
-        raise RuntimeError('asyncio.run() cannot be called from a running event loop')
     if hasattr(main, 'close'):
         main.close()
+    if _in_task():
+        raise RuntimeError('asyncio.run() cannot be called from a running event loop')
     raise RuntimeError(NO_BLOCKING_LOOP)
 
 
