@@ -27,10 +27,9 @@ export function installPythonBridge(isolate: ivm.Isolate, context: ivm.Context, 
       const target = bridge.target;
       let result: SyncOpResult;
       try {
-        if (!target) throw new OpError('ERR_NOT_READY', 'the function is not loaded yet');
         if (typeof kind !== 'string' || !SYNC_OPS.has(kind)) throw new OpError('ERR_UNKNOWN_OP', `unknown operation ${String(kind)}`);
         const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
-        const answer = await runSyncOp(kind as SyncOpKind, String(payload), bytes, target.services, bridge.timeoutMs);
+        const answer = await runSyncOp(kind as SyncOpKind, String(payload), bytes, target?.services, bridge.timeoutMs);
         result = answer.body ? [true, answer.payload, toArrayBuffer(answer.body)] : [true, answer.payload];
       } catch (err) {
         const code = err instanceof OpError ? err.code : 'ERR_FAILED';

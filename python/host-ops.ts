@@ -33,19 +33,22 @@ export const SCRYPT_MAX_MEM = 64 * 1024 * 1024;
 /** Where the IANA time-zone database is read from: the system's (Debian's tzdata package). */
 export const ZONEINFO_DIR = process.env.TZDIR || '/usr/share/zoneinfo';
 const ZONE_KEY = /^[A-Za-z0-9_+-]+(?:\/[A-Za-z0-9_+-]+){0,3}$/;
+/** The database's text files that libraries read beside the zones (pytz reads tzdata.zi for its version). */
+const ZONE_TEXTS = new Set(['tzdata.zi', 'zone.tab', 'zone1970.tab', 'iso3166.tab', 'leapseconds']);
 const zones = new Map<string, Promise<Buffer | undefined>>();
-let zoneList: Promise<string[]> | undefined;
+let zoneList: Promise<[string, number][]> | undefined;
 
 /**
  * The host's half of the Python sandbox's synchronous operations. Every argument is copied,
  * untrusted data from the sandbox.
  */
-export function runSyncOp(kind: SyncOpKind, payload: string, body: Uint8Array | undefined, services: InstanceServices, timeoutMs: number): Promise<OpAnswer> {
+export function runSyncOp(kind: SyncOpKind, payload: string, body: Uint8Array | undefined, services: InstanceServices | undefined, timeoutMs: number): Promise<OpAnswer> {
+  if (!services && (kind === 'fetch' || kind === 'invoke')) return Promise.reject(new OpError('ERR_NOT_READY', 'the function is not loaded yet'));
   switch (kind) {
     case 'fetch':
-      return fetchForPython(payload, body, services, timeoutMs);
+      return fetchForPython(payload, body, services!, timeoutMs);
     case 'invoke':
-      return services.invoke(payload).then((result) => ({ payload: result }));
+      return services!.invoke(payload).then((result) => ({ payload: result }));
     case 'pbkdf2':
       return derivePbkdf2(payload, body);
     case 'scrypt':
@@ -121,19 +124,20 @@ function deriveScrypt(payload: string, body: Uint8Array | undefined): Promise<Op
 }
 
 /**
- * A time-zone file of the system's IANA database, by key (`Europe/Paris`), read once and kept; an
- * empty key lists the keys. Only names of that database are read, never a path.
+ * A file of the system's IANA database by key (`Europe/Paris`, or one of ZONE_TEXTS), read once and
+ * kept; an empty key lists `[key, size]` of them all. Only names of that database are read, never
+ * a path. The sandbox shows them as a read-only /usr/share/zoneinfo whose files load on first read.
  */
 function readZone(payload: string): Promise<OpAnswer> {
   const key = String((JSON.parse(payload) as { key?: unknown }).key ?? '');
   if (key === '') {
-    zoneList ??= listZones(ZONEINFO_DIR, '').then((keys) => keys.sort());
+    zoneList ??= listZones(ZONEINFO_DIR, '').then((keys) => keys.sort((a, b) => (a[0] < b[0] ? -1 : 1)));
     return zoneList.then((keys) => ({ payload: JSON.stringify(keys) }));
   }
-  if (!ZONE_KEY.test(key) || key.length > 128) return Promise.reject(new OpError('ERR_NO_ZONE', `no time zone named ${JSON.stringify(key)}`));
+  if (!(ZONE_KEY.test(key) || ZONE_TEXTS.has(key)) || key.length > 128) return Promise.reject(new OpError('ERR_NO_ZONE', `no time zone named ${JSON.stringify(key)}`));
   let file = zones.get(key);
   if (!file) {
-    file = readTzif(path.join(ZONEINFO_DIR, key));
+    file = readZoneFile(path.join(ZONEINFO_DIR, key), ZONE_TEXTS.has(key));
     if (zones.size < 4096) zones.set(key, file);
   }
   return file.then((bytes) => {
@@ -142,28 +146,35 @@ function readZone(payload: string): Promise<OpAnswer> {
   });
 }
 
-async function readTzif(file: string): Promise<Buffer | undefined> {
+async function readZoneFile(file: string, text: boolean): Promise<Buffer | undefined> {
   try {
     const bytes = await fsp.readFile(file);
-    return bytes.length <= 1024 * 1024 && bytes.subarray(0, 4).toString('latin1') === 'TZif' ? bytes : undefined;
+    return bytes.length <= 1024 * 1024 && (text || bytes.subarray(0, 4).toString('latin1') === 'TZif') ? bytes : undefined;
   } catch {
     return undefined;
   }
 }
 
-async function listZones(root: string, prefix: string): Promise<string[]> {
+/** `[key, size]` of the zones (TZif files) and ZONE_TEXTS under `root`; `posix/` and `right/` left out. */
+async function listZones(root: string, prefix: string): Promise<[string, number][]> {
   let entries;
   try {
     entries = await fsp.readdir(path.join(root, prefix), { withFileTypes: true });
   } catch {
     return [];
   }
-  const keys: string[] = [];
+  const keys: [string, number][] = [];
   for (const entry of entries) {
     const key = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (!ZONE_KEY.test(key) || key === 'posixrules' || key === 'localtime' || /^(posix|right)$/.test(key)) continue;
-    if (entry.isDirectory()) keys.push(...(await listZones(root, key)));
-    else if (entry.isFile() && (await readTzif(path.join(root, key)))) keys.push(key);
+    const texts = ZONE_TEXTS.has(key);
+    if (!texts && (!ZONE_KEY.test(key) || key === 'localtime' || /^(posix|right)$/.test(key))) continue;
+    // Debian links aliases (UTC, US/Eastern…) to their zone: follow links.
+    const stat = entry.isSymbolicLink() ? await fsp.stat(path.join(root, key)).catch(() => undefined) : entry;
+    if (stat?.isDirectory()) keys.push(...(await listZones(root, key)));
+    else if (stat?.isFile()) {
+      const bytes = await readZoneFile(path.join(root, key), texts);
+      if (bytes) keys.push([key, bytes.length]);
+    }
   }
   return keys;
 }

@@ -12,6 +12,7 @@ import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
 import { makeTimers } from '../../engine/sandbox/guest/timers';
 import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type SandboxEntryPoints, type SyncOpKind, type SyncOpResult } from '../../engine/sandbox/protocol';
 import { MessageChannel } from './message-channel';
+import { mountZoneinfo, type ZoneFs } from './zoneinfo';
 import NET_PY from './net.py';
 import RUNTIME_PY from './runtime.py';
 import STDLIB_PY from './stdlib.py';
@@ -37,7 +38,7 @@ interface PyBytesLike {
 }
 
 interface PyodideLike {
-  FS: { mkdirTree(path: string): void; writeFile(path: string, data: Uint8Array): void };
+  FS: ZoneFs & { writeFile(path: string, data: Uint8Array): void };
   runPython(code: string): unknown;
   globals: { get(name: string): PyProxyLike };
   _api?: { config?: { _loadSnapshot?: unknown } };
@@ -146,6 +147,10 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   for (const name of Object.keys(shellGlobals)) if (name !== 'os') delete g[name];
   pyodide.runPython(RUNTIME_PY);
   pyodide.globals.get('_islet_boot')(NET_PY, STDLIB_PY);
+  mountZoneinfo(pyodide.FS, (key) => {
+    const [ok, text, bytes] = opSync('tzdata', JSON.stringify({ key }), undefined);
+    return ok ? { text, bytes } : undefined;
+  });
   // Booted: user code (through run_js) must not make WebAssembly memories of its own, which would
   // escape the interpreter's cap. Pyodide keeps its own references to what it needs.
   delete g.WebAssembly;

@@ -1,11 +1,10 @@
 # What the standard library lacks in Pyodide and functions expect: hashlib's key derivations
-# (there is no OpenSSL here: the host's crypto does them), zoneinfo's IANA database (the host's
-# system copy, one zone file at a time), and clear errors where WebAssembly cannot follow CPython
-# (threads; asyncio.run blocking inside a synchronous handler).
+# (there is no OpenSSL here: the host's crypto does them), and clear errors where WebAssembly
+# cannot follow CPython (threads; asyncio.run blocking inside a synchronous handler). The IANA
+# time-zone database is a read-only /usr/share/zoneinfo made by the JavaScript side (zoneinfo.ts).
 import asyncio
 import importlib.abc
 import importlib.machinery
-import io
 import json
 import sys
 import threading
@@ -87,29 +86,28 @@ def _patch_hashlib(module):
     module.__all__ = tuple(module.__all__) + ('pbkdf2_hmac', 'scrypt')
 
 
-# --- zoneinfo: zone files from the host's IANA database
-
-def _load_tzdata(key, _vendored=None):
-    ok, text, data = host_op('tzdata', json.dumps({'key': key}), None)
-    if ok:
-        return io.BytesIO(data)
-    # A tzdata package in the function's folder, if there is one.
-    try:
-        return _vendored(key)
-    except Exception:
-        pass
-    from zoneinfo import ZoneInfoNotFoundError
-    raise ZoneInfoNotFoundError('No time zone found with key %s' % key)
-
-
-def _available_timezones():
-    ok, text, _ = host_op('tzdata', json.dumps({'key': ''}), None)
-    return set(json.loads(text)) if ok else set()
-
+# --- zoneinfo: Pyodide's message for a missing zone advises pyodide.loadPackage, which a function
+# cannot call; the database is /usr/share/zoneinfo here. Say what CPython says.
 
 def _patch_zoneinfo_common(module):
     vendored = module.load_tzdata
-    module.load_tzdata = lambda key: _load_tzdata(key, vendored)
+
+    def load_tzdata(key):
+        try:
+            return vendored(key)
+        except module.ZoneInfoNotFoundError:
+            raise module.ZoneInfoNotFoundError('No time zone found with key %s' % key) from None
+    module.load_tzdata = load_tzdata
+
+
+_ZONE_TEXTS = frozenset(('tzdata.zi', 'zone.tab', 'zone1970.tab', 'iso3166.tab', 'leapseconds'))
+
+
+def _available_timezones():
+    # CPython opens every file under TZPATH to check it is a zone; here each is a host read, so the
+    # host's listing answers instead (the same set: its TZif files but posixrules).
+    ok, text, _ = host_op('tzdata', json.dumps({'key': ''}), None)
+    return {key for key, _ in json.loads(text) if key not in _ZONE_TEXTS and key != 'posixrules'} if ok else set()
 
 
 def _patch_zoneinfo_tzpath(module):
