@@ -38,6 +38,8 @@ interface Assets {
 
 const PYODIDE_DIR = path.dirname(require.resolve('pyodide/package.json'));
 const SNAPSHOT_MAKER = path.resolve(__dirname, '..', '..', 'python', 'make-snapshot.mjs');
+/** islet's Python side, which the snapshot holds (see make-snapshot.mjs). */
+const SNAPSHOT_PYTHON = ['runtime.py', 'net.py', 'stdlib.py'].map((name) => path.resolve(__dirname, '..', '..', 'python', 'sandbox', name));
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
 /** Time allowed to boot an interpreter from the snapshot. */
 const BOOT_TIMEOUT_MS = 30_000;
@@ -59,11 +61,12 @@ export class PythonRuntime implements Runtime {
     return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS)));
   }
 
-  /** The snapshot file for this Pyodide version and snapshot recipe. */
+  /** The snapshot file for this Pyodide version and snapshot recipe (the maker and the Python it loads). */
   snapshotFile(): string {
     const version = (JSON.parse(readFileSync(path.join(PYODIDE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
-    const recipe = createHash('sha256').update(readFileSync(SNAPSHOT_MAKER)).digest('hex').slice(0, 12);
-    return path.join(this.options.cacheDir, `python-${version}-${recipe}.snapshot`);
+    const recipe = createHash('sha256');
+    for (const file of [SNAPSHOT_MAKER, ...SNAPSHOT_PYTHON]) recipe.update(readFileSync(file));
+    return path.join(this.options.cacheDir, `python-${version}-${recipe.digest('hex').slice(0, 12)}.snapshot`);
   }
 
   private loadAssets(): Promise<Assets> {

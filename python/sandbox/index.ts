@@ -13,9 +13,6 @@ import { makeTimers } from '../../engine/sandbox/guest/timers';
 import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type SandboxEntryPoints, type SyncOpKind, type SyncOpResult } from '../../engine/sandbox/protocol';
 import { MessageChannel } from './message-channel';
 import { mountZoneinfo, type ZoneFs } from './zoneinfo';
-import NET_PY from './net.py';
-import RUNTIME_PY from './runtime.py';
-import STDLIB_PY from './stdlib.py';
 
 interface PyFiles {
   wasm: ArrayBuffer;
@@ -145,8 +142,7 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   for (const key of Object.keys(files)) delete (files as unknown as Record<string, unknown>)[key];
   // `os` stays: Emscripten draws randomness through it for as long as the interpreter runs.
   for (const name of Object.keys(shellGlobals)) if (name !== 'os') delete g[name];
-  pyodide.runPython(RUNTIME_PY);
-  pyodide.globals.get('_islet_boot')(NET_PY, STDLIB_PY);
+  // islet's Python side (runtime.py, net.py, stdlib.py) is in the snapshot (python/make-snapshot.mjs).
   mountZoneinfo(pyodide.FS, (key) => {
     const [ok, text, bytes] = opSync('tzdata', JSON.stringify({ key }), undefined);
     return ok ? { text, bytes } : undefined;
@@ -156,6 +152,7 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   delete g.WebAssembly;
   pyCall = pyodide.globals.get('_islet_call');
   pyInit = pyodide.globals.get('_islet_init');
+  if (typeof pyCall !== 'function' || typeof pyInit !== 'function') throw new Error('the Python snapshot lacks islet\'s runtime');
 }
 
 /** An operation Python waits for (see SyncOpKind): its thread blocks while the host works. */

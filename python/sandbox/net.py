@@ -11,7 +11,6 @@ import re
 import socket
 import ssl
 import _socket
-from http.client import responses as _reasons
 
 HTTP_ONLY = ('outbound connections from islet functions go through HTTP only (urllib.request, '
              'http.client, requests): raw sockets, other protocols and DNS lookups are not available')
@@ -163,9 +162,17 @@ def _dechunk(out, start):
         pos += size + 2
 
 
+def _reason(status):
+    from http import HTTPStatus
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ''
+
+
 def _response_bytes(method, answer, body):
     status = int(answer['status'])
-    reason = answer.get('statusText') or _reasons.get(status, '')
+    reason = answer.get('statusText') or _reason(status)
     lines = ['HTTP/1.1 %d %s' % (status, reason)]
     for name, value in answer['headers']:
         lower = name.lower()

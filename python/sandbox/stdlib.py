@@ -3,7 +3,6 @@
 # cannot follow CPython (threads; asyncio.run blocking inside a synchronous handler). The IANA
 # time-zone database is a read-only /usr/share/zoneinfo made by the JavaScript side (zoneinfo.ts).
 import asyncio
-import importlib.abc
 import importlib.machinery
 import json
 import sys
@@ -142,7 +141,7 @@ def _no_run_until_complete(self, future):
     raise RuntimeError(NO_BLOCKING_LOOP)
 
 
-class _PatchOnImport(importlib.abc.MetaPathFinder):
+class _PatchOnImport(object):
     """Applies a patch to a standard-library module right after it is first imported (so modules
     no function imports cost nothing)."""
 
@@ -159,7 +158,7 @@ class _PatchOnImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-class _PatchingLoader(importlib.abc.Loader):
+class _PatchingLoader(object):
     def __init__(self, loader, patch):
         self.loader = loader
         self.patch = patch
