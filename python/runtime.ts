@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, promises as fsp, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import ivm from 'isolated-vm';
 import { toArrayBuffer } from '../engine/bytes';
 import { ServiceError } from '../engine/errors';
@@ -133,7 +134,7 @@ export class PythonRuntime implements Runtime {
     // caps it at the function's memory. The isolate's own limit covers the JS side and the copies.
     const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
     try {
-      const context = await isolate.createContext();
+      const context = contextWithGc(isolate);
       installPythonBridge(isolate, context, bridge);
       installLibraries(context, ['buffer']);
       const wasmCap = Math.max(memoryMb * 1024 * 1024, assets.snapshotBytes + 16 * 1024 * 1024);
@@ -186,6 +187,24 @@ export class PythonRuntime implements Runtime {
       else if (blank && !blank.isolate.isDisposed) blank.isolate.dispose();
       throw loadError(err, manifest, timeoutMs);
     }
+  }
+}
+
+/** Whether this process runs with --expose-gc itself (tests do): then every context has gc() anyway. */
+const PROCESS_EXPOSES_GC = typeof (globalThis as { gc?: unknown }).gc === 'function';
+
+/**
+ * A context with V8's gc() on its global object, for the sandbox to take before any user code
+ * runs and call once boot is over. V8 installs gc() in contexts made while --expose-gc is set, so
+ * the flag is on only while this one is made (synchronously): node8 isolates never get it.
+ */
+function contextWithGc(isolate: ivm.Isolate): ivm.Context {
+  if (PROCESS_EXPOSES_GC) return isolate.createContextSync();
+  setFlagsFromString('--expose-gc');
+  try {
+    return isolate.createContextSync();
+  } finally {
+    setFlagsFromString('--no-expose-gc');
   }
 }
 
