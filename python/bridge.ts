@@ -2,15 +2,12 @@ import ivm from 'isolated-vm';
 import { toArrayBuffer } from '../engine/bytes';
 import { commonCallbacks, installHostObject, type Bridge } from '../engine/isolate/bridge';
 import type { SyncOpKind, SyncOpResult } from '../engine/sandbox/protocol';
-import { OpError, runSyncOp } from './host-ops';
+import { OpError, runSyncOp, type SyncOpScope } from './host-ops';
 
-/** A Python isolate's bridge: the instance it became, and that function's timeout. */
-export interface PythonBridge extends Bridge {
-  /** The handler's timeout: no operation the sandbox waits for may last longer. */
-  timeoutMs: number;
-}
+/** A Python isolate's bridge: the instance it became, and what its operations may reach. */
+export interface PythonBridge extends Bridge, Omit<SyncOpScope, 'services'> {}
 
-const SYNC_OPS: ReadonlySet<string> = new Set<SyncOpKind>(['fetch', 'invoke', 'pbkdf2', 'scrypt', 'tzdata']);
+const SYNC_OPS: ReadonlySet<string> = new Set<SyncOpKind>(['fetch', 'invoke', 'pbkdf2', 'scrypt', 'tzdata', 'file']);
 
 /**
  * The host side of the Python sandbox: the only place that answers its calls. Python code is
@@ -29,7 +26,7 @@ export function installPythonBridge(isolate: ivm.Isolate, context: ivm.Context, 
       try {
         if (typeof kind !== 'string' || !SYNC_OPS.has(kind)) throw new OpError('ERR_UNKNOWN_OP', `unknown operation ${String(kind)}`);
         const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
-        const answer = await runSyncOp(kind as SyncOpKind, String(payload), bytes, target?.services, bridge.timeoutMs);
+        const answer = await runSyncOp(kind as SyncOpKind, String(payload), bytes, { ...bridge, services: target?.services });
         result = answer.body ? [true, answer.payload, toArrayBuffer(answer.body)] : [true, answer.payload];
       } catch (err) {
         const code = err instanceof OpError ? err.code : 'ERR_FAILED';

@@ -30,6 +30,9 @@ export const PBKDF2_HOST_ROUNDS = 4_000_000;
 /** Memory one scrypt call may use on the host (CPython's default maxmem is 32 MiB). */
 export const SCRYPT_MAX_MEM = 64 * 1024 * 1024;
 
+/** The largest request body a Python function may send (net.py refuses larger ones before they leave). */
+export const MAX_REQUEST_BODY = 32 * 1024 * 1024;
+
 /** Where the IANA time-zone database is read from: the system's (Debian's tzdata package). */
 export const ZONEINFO_DIR = process.env.TZDIR || '/usr/share/zoneinfo';
 const ZONE_KEY = /^[A-Za-z0-9_+-]+(?:\/[A-Za-z0-9_+-]+){0,3}$/;
@@ -38,17 +41,30 @@ const ZONE_TEXTS = new Set(['tzdata.zi', 'zone.tab', 'zone1970.tab', 'iso3166.ta
 const zones = new Map<string, Promise<Buffer | undefined>>();
 let zoneList: Promise<[string, number][]> | undefined;
 
+/** What the operations of one Python isolate may reach: its function, once it has one. */
+export interface SyncOpScope {
+  services: InstanceServices | undefined;
+  /** The handler's timeout: no operation may last longer. */
+  timeoutMs: number;
+  /** The function's unpacked folder and the relative paths of its files. */
+  codeDir: string | undefined;
+  files: ReadonlySet<string>;
+}
+
 /**
  * The host's half of the Python sandbox's synchronous operations. Every argument is copied,
  * untrusted data from the sandbox.
  */
-export function runSyncOp(kind: SyncOpKind, payload: string, body: Uint8Array | undefined, services: InstanceServices | undefined, timeoutMs: number): Promise<OpAnswer> {
+export function runSyncOp(kind: SyncOpKind, payload: string, body: Uint8Array | undefined, scope: SyncOpScope): Promise<OpAnswer> {
+  const services = scope.services;
   if (!services && (kind === 'fetch' || kind === 'invoke')) return Promise.reject(new OpError('ERR_NOT_READY', 'the function is not loaded yet'));
   switch (kind) {
     case 'fetch':
-      return fetchForPython(payload, body, services!, timeoutMs);
+      return fetchForPython(payload, body, services!, scope.timeoutMs);
     case 'invoke':
       return services!.invoke(payload).then((result) => ({ payload: result }));
+    case 'file':
+      return readFunctionFile(payload, scope);
     case 'pbkdf2':
       return derivePbkdf2(payload, body);
     case 'scrypt':
@@ -67,6 +83,7 @@ export function runSyncOp(kind: SyncOpKind, payload: string, body: Uint8Array | 
  * handler's.
  */
 async function fetchForPython(payload: string, body: Uint8Array | undefined, services: InstanceServices, timeoutMs: number): Promise<OpAnswer> {
+  if (body && body.byteLength > MAX_REQUEST_BODY) throw new OpError('ERR_EGRESS_TOO_LARGE', `the request body is larger than ${MAX_REQUEST_BODY} bytes`);
   const request = JSON.parse(payload) as { url?: unknown; method?: unknown; headers?: unknown; timeoutMs?: unknown };
   const asked = typeof request.timeoutMs === 'number' && request.timeoutMs > 0 ? request.timeoutMs : timeoutMs;
   const forward = JSON.stringify({ url: request.url, method: request.method, headers: request.headers, redirect: 'manual', timeoutMs: Math.min(asked, timeoutMs) });
@@ -85,6 +102,13 @@ function parseKdf(payload: string, body: Uint8Array | undefined): { args: Record
   const split = Number(args.passwordLength);
   if (!Number.isInteger(split) || split < 0 || split > bytes.length) throw new OpError('ERR_VALUE', 'malformed key derivation request');
   return { args, password: bytes.subarray(0, split), salt: bytes.subarray(split) };
+}
+
+/** One of the function's own files, by the relative path the deploy listed; nothing else. */
+async function readFunctionFile(payload: string, scope: SyncOpScope): Promise<OpAnswer> {
+  const rel = String((JSON.parse(payload) as { path?: unknown }).path ?? '');
+  if (!scope.codeDir || !scope.files.has(rel)) throw new OpError('ERR_NO_FILE', `no file ${JSON.stringify(rel)} in the function`);
+  return { payload: '', body: await fsp.readFile(path.join(scope.codeDir, rel)) };
 }
 
 /** OpenSSL's name of a hashlib name (sha3_256 is sha3-256 there). */

@@ -129,7 +129,7 @@ export class PythonRuntime implements Runtime {
   /** Boots Pyodide from the memory snapshot in a new isolate; no user code runs here. */
   private async boot(memoryMb: number): Promise<BlankIsolate> {
     const assets = await this.loadAssets();
-    const bridge: PythonBridge = { target: undefined, timeoutMs: 0 };
+    const bridge: PythonBridge = { target: undefined, timeoutMs: 0, codeDir: undefined, files: new Set() };
     // The interpreter's memory is WebAssembly memory, which isolated-vm does not count: the sandbox
     // caps it at the function's memory. The isolate's own limit covers the JS side and the copies.
     const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
@@ -171,11 +171,11 @@ export class PythonRuntime implements Runtime {
         onDeath: (dead) => this.options.onInstanceDeath(dead),
         disposeOnTimeout: true,
       });
-      const files: Record<string, ArrayBuffer> = {};
-      for (const rel of manifest.files) files[rel] = toArrayBuffer(await fsp.readFile(path.join(codeDir, rel)));
+      // The files' names and sizes: their bytes are read from the host when the sandbox first needs them.
+      const sizes = await Promise.all(manifest.files.map(async (rel) => [rel, (await fsp.stat(path.join(codeDir, rel))).size] as const));
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, runtime: manifest.runtime });
-      (blank.bridge as PythonBridge).timeoutMs = timeoutMs;
-      const failure = await instance.untilDeath(blank.initRef.apply(undefined, [config, new ivm.ExternalCopy(files).copyInto({ release: true })], { timeout: timeoutMs, result: { copy: true } }));
+      Object.assign(blank.bridge as PythonBridge, { timeoutMs, codeDir, files: new Set(manifest.files) });
+      const failure = await instance.untilDeath(blank.initRef.apply(undefined, [config, JSON.stringify(sizes)], { timeout: timeoutMs, result: { copy: true } }));
       if (typeof failure === 'string') throw moduleFailure(failure);
       const heap = blank.isolate.getHeapStatisticsSync();
       const assets = await this.loadAssets();

@@ -68,9 +68,9 @@ export const OFF_THREAD_BYTES = 1024 * 1024;
  * (isolated-vm's applySyncPromise on the bridge's `opSync`) while the host does the work; the
  * instance's timeout still bounds the wait. `fetch` goes through the same egress as node8's,
  * `invoke` is sdk.invoke, `pbkdf2`/`scrypt` run in the host's crypto, `tzdata` reads one
- * time-zone file.
+ * time-zone file, `file` one of the function's own files.
  */
-export type SyncOpKind = 'fetch' | 'invoke' | 'pbkdf2' | 'scrypt' | 'tzdata';
+export type SyncOpKind = 'fetch' | 'invoke' | 'pbkdf2' | 'scrypt' | 'tzdata' | 'file';
 /** What `opSync` answers: ok, JSON text (`{code, message}` when not ok) and bytes when there are some. */
 export type SyncOpResult = [ok: boolean, payload: string, body?: ArrayBuffer];
 

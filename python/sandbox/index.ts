@@ -12,7 +12,7 @@ import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
 import { makeTimers } from '../../engine/sandbox/guest/timers';
 import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type SandboxEntryPoints, type SyncOpKind, type SyncOpResult } from '../../engine/sandbox/protocol';
 import { MessageChannel } from './message-channel';
-import { mountZoneinfo, type ZoneFs } from './zoneinfo';
+import { mountLazyFiles, type LazyFs } from './lazy-files';
 
 interface PyFiles {
   wasm: ArrayBuffer;
@@ -35,7 +35,7 @@ interface PyBytesLike {
 }
 
 interface PyodideLike {
-  FS: ZoneFs & { writeFile(path: string, data: Uint8Array): void };
+  FS: LazyFs;
   runPython(code: string): unknown;
   globals: { get(name: string): PyProxyLike };
   _api?: { config?: { _loadSnapshot?: unknown } };
@@ -147,10 +147,9 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   // `os` stays: Emscripten draws randomness through it for as long as the interpreter runs.
   for (const name of Object.keys(shellGlobals)) if (name !== 'os') delete g[name];
   // islet's Python side (runtime.py, net.py, stdlib.py) is in the snapshot (python/make-snapshot.mjs).
-  mountZoneinfo(pyodide.FS, (key) => {
-    const [ok, text, bytes] = opSync('tzdata', JSON.stringify({ key }), undefined);
-    return ok ? { text, bytes } : undefined;
-  });
+  // The IANA time-zone database, read-only where zoneinfo, dateutil and pytz look for it.
+  const [listed, zones] = opSync('tzdata', JSON.stringify({ key: '' }), undefined);
+  if (listed) mountLazyFiles(pyodide.FS, '/usr/share/zoneinfo', JSON.parse(zones) as [string, number][], (key) => opSync('tzdata', JSON.stringify({ key }), undefined)[2], true);
   // Booted: user code (through run_js) must not make WebAssembly memories of its own, which would
   // escape the interpreter's cap. Pyodide keeps its own references to what it needs.
   delete g.WebAssembly;
@@ -176,16 +175,14 @@ function deliver(id: number, result: unknown): void {
 }
 
 /**
- * Writes the function's files under /function and imports its module. Returns nothing, or the JSON
- * of why the module could not load (message, file, line, the function's own traceback).
+ * Shows the function's files under /function (their bytes come from the host when first read) and
+ * imports its module. Returns nothing, or the JSON of why the module could not load (message,
+ * file, line, the function's own traceback).
  */
-function init(configJson: string, functionFiles: Record<string, ArrayBuffer>): string | undefined {
+function init(configJson: string, functionFiles: string): string | undefined {
   if (!pyodide || !pyInit) throw new Error('the Python runtime has not booted');
-  for (const [path, bytes] of Object.entries(functionFiles)) {
-    const full = `/function/${path}`;
-    pyodide.FS.mkdirTree(full.slice(0, full.lastIndexOf('/')));
-    pyodide.FS.writeFile(full, new Uint8Array(bytes));
-  }
+  const files = JSON.parse(functionFiles) as [string, number][];
+  mountLazyFiles(pyodide.FS, '/function', files, (path) => opSync('file', JSON.stringify({ path }), undefined)[2], false);
   const failure = pyInit(configJson, opSync, deliver);
   return typeof failure === 'string' ? failure : undefined;
 }
