@@ -196,7 +196,9 @@ const PROCESS_EXPOSES_GC = typeof (globalThis as { gc?: unknown }).gc === 'funct
 /**
  * A context with V8's gc() on its global object, for the sandbox to take before any user code
  * runs and call once boot is over. V8 installs gc() in contexts made while --expose-gc is set, so
- * the flag is on only while this one is made (synchronously): node8 isolates never get it.
+ * the flag is on only while this one is made (synchronously). A node8 context that another
+ * isolate's thread happens to be making in that window could get gc() too: it would only let that
+ * function collect its own isolate's garbage.
  */
 function contextWithGc(isolate: ivm.Isolate): ivm.Context {
   if (PROCESS_EXPOSES_GC) return isolate.createContextSync();
