@@ -254,6 +254,9 @@ async function main(): Promise<void> {
       await switchServer({ python: true, pythonColdFunctions: serverConfig.pythonColdFunctions });
       await runRounds([['py_hello', url, { paths: [`/v2/run/${accountId}/py_hello?name=abc`], headers }]]);
       figures.py_hello_ratio = figures.py_hello_rps! / figures.baseline_hello_rps!;
+      // One Python instance waits for each HTTP call it makes (its thread blocks while the host does
+      // the request), so this is bounded by one call's latency; fn_fetch is node8's same caller.
+      record('py_fetch', await run(url, { paths: [`/v2/run/${accountId}/py_caller_http?name=abc`], headers }));
       const pyCold = await timeCalls(url, accountId, apiKey, Array.from({ length: serverConfig.pythonColdFunctions }, (_, i) => `py_cold_${i}`), 200);
       figures.py_cold_p50_ms = percentile(pyCold, 50);
       figures.py_cold_p99_ms = percentile(pyCold, 99);

@@ -37,7 +37,8 @@ async function main(): Promise<void> {
   const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
   const node8 = (name: string, entrypoint: string, extra: Record<string, unknown> = {}, dir = BENCH_FUNCTIONS) =>
     engine.deploy(accountId, { name, runtime: 'node8', file: 'function.js', entrypoint, env: {}, ...extra }, { dir });
-  const python = (name: string) => engine.deploy(accountId, { name, runtime: 'python2', file: 'function.py', entrypoint: 'hello', env: {} }, { dir: BENCH_FUNCTIONS });
+  const python = (name: string, entrypoint = 'hello', env: Record<string, string> = {}) =>
+    engine.deploy(accountId, { name, runtime: 'python2', file: 'function.py', entrypoint, env }, { dir: BENCH_FUNCTIONS });
 
   if (config.core) {
     await node8('hello', 'hello');
@@ -56,6 +57,9 @@ async function main(): Promise<void> {
   for (let i = 0; i < config.manyFunctions; i++) await node8(`many_${i}`, 'hello');
   if (config.python) {
     await python('py_hello');
+    // The seed caller in Python (urllib through the egress to node8's hello), beside caller_fetch.
+    if (!config.core) await node8('hello', 'hello');
+    await python('py_caller_http', 'caller_http', { SERVICE_API_KEY: apiKey, SERVICE_URL: server.url });
     for (let i = 0; i < config.pythonColdFunctions; i++) await python(`py_cold_${i}`);
   }
   process.stdout.write(`${JSON.stringify({ url: server.url, accountId, apiKey })}\n`);

@@ -107,7 +107,8 @@ export async function main(argv: string[]): Promise<void> {
     await cli.runMatchedCommand();
   } catch (err) {
     const message = err instanceof CliError || err instanceof ServerError ? err.message : err instanceof Error ? err.message : String(err);
-    process.stderr.write(`islet: ${message.split('\n')[0]}\n`);
+    const detail = err instanceof CliError && err.detail ? `${err.detail.replace(/\n*$/, '')}\n` : '';
+    process.stderr.write(`islet: ${message.split('\n')[0]}\n${detail}`);
     process.exitCode = err instanceof CliError ? err.exitCode : 1;
   }
 }

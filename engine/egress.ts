@@ -19,7 +19,25 @@ interface FetchRequest {
   method: string;
   headers: [string, string][];
   redirect: string;
+  /** Asked-for timeout (a Python socket's); never more than the server's. */
+  timeoutMs: number | undefined;
 }
+
+/** Why a request did not get a response, as data: the sandboxes turn it into their own errors. */
+export type EgressErrorCode = 'ERR_EGRESS_URL' | 'ERR_EGRESS_BLOCKED' | 'ERR_EGRESS_DNS' | 'ERR_EGRESS_REFUSED' | 'ERR_EGRESS_TIMEOUT' | 'ERR_EGRESS_TLS' | 'ERR_EGRESS_TOO_LARGE' | 'ERR_EGRESS_FAILED';
+
+/** A refused or failed request. A TypeError, as `fetch` throws; the code says which. */
+export class EgressError extends TypeError {
+  constructor(
+    readonly code: EgressErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Marks the connector's refusal so the failure it causes inside undici can be told apart. */
+const BLOCKED = Symbol('blocked');
 
 /**
  * Outbound HTTP for functions. Every connection, redirects included, is checked after DNS
@@ -49,9 +67,10 @@ export class Egress {
     try {
       url = new URL(request.url);
     } catch {
-      throw new TypeError(`fetch: invalid URL ${JSON.stringify(request.url)}`);
+      throw new EgressError('ERR_EGRESS_URL', `fetch: invalid URL ${JSON.stringify(request.url)}`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch: unsupported protocol ${url.protocol}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressError('ERR_EGRESS_URL', `fetch: unsupported protocol ${url.protocol}`);
+    const timeoutMs = Math.min(request.timeoutMs ?? this.options.timeoutMs, this.options.timeoutMs);
     let response;
     try {
       response = await fetch(url, {
@@ -60,21 +79,27 @@ export class Egress {
         body: body && request.method !== 'GET' && request.method !== 'HEAD' ? body : undefined,
         redirect: request.redirect === 'manual' || request.redirect === 'error' ? request.redirect : 'follow',
         dispatcher: this.agent,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
       const cause = (err as Error & { cause?: Error }).cause;
-      throw new TypeError(`fetch failed: ${cause?.message ?? (err as Error).message}`);
+      throw new EgressError(failureCode(err as Error), `fetch failed: ${cause?.message ?? (err as Error).message}`);
     }
     const chunks: Uint8Array[] = [];
     let size = 0;
     if (response.body) {
-      for await (const chunk of response.body) {
-        size += chunk.byteLength;
-        if (size > this.options.maxResponseBytes) {
-          throw new TypeError(`fetch: response body larger than ${this.options.maxResponseBytes} bytes`);
+      try {
+        for await (const chunk of response.body) {
+          size += chunk.byteLength;
+          if (size > this.options.maxResponseBytes) {
+            throw new EgressError('ERR_EGRESS_TOO_LARGE', `fetch: response body larger than ${this.options.maxResponseBytes} bytes`);
+          }
+          chunks.push(chunk);
         }
-        chunks.push(chunk);
+      } catch (err) {
+        if (err instanceof EgressError) throw err;
+        // The body stopped coming: the timeout, or the peer went away.
+        throw new EgressError(failureCode(err as Error), `fetch failed while reading the body: ${(err as Error).message}`);
       }
     }
     const headers: [string, string][] = [];
@@ -92,7 +117,7 @@ export class Egress {
   private async resolveAllowed(host: string, port: number): Promise<string> {
     const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
     for (const address of addresses) if (this.allowed(address, port)) return address;
-    throw new Error(`connections to ${host} (${addresses.join(', ')}) are not allowed from functions: private, loopback and link-local addresses are blocked`);
+    throw Object.assign(new Error(`connections to ${host} (${addresses.join(', ')}) are not allowed from functions: private, loopback and link-local addresses are blocked`), { [BLOCKED]: true });
   }
 
   private allowed(address: string, port: number): boolean {
@@ -115,6 +140,18 @@ function isLocalInterface(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   return Object.values(os.networkInterfaces()).some((list) => list?.some((i) => ipaddr.process(i.address).toString() === text));
 }
 
+/** The code of a failure thrown by undici's fetch (its cause says what went wrong). */
+function failureCode(err: Error): EgressErrorCode {
+  const cause = (err as Error & { cause?: Error & { code?: string; [BLOCKED]?: boolean } }).cause ?? (err as Error & { code?: string });
+  if ((cause as { [BLOCKED]?: boolean })[BLOCKED]) return 'ERR_EGRESS_BLOCKED';
+  if (err.name === 'TimeoutError' || cause.name === 'TimeoutError' || cause.code === 'UND_ERR_CONNECT_TIMEOUT') return 'ERR_EGRESS_TIMEOUT';
+  const code = String(cause.code ?? '');
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL') return 'ERR_EGRESS_DNS';
+  if (code === 'ECONNREFUSED') return 'ERR_EGRESS_REFUSED';
+  if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_/.test(code)) return 'ERR_EGRESS_TLS';
+  return 'ERR_EGRESS_FAILED';
+}
+
 function parseRequest(json: string): FetchRequest {
   const value = JSON.parse(json) as Partial<FetchRequest>;
   const headers = Array.isArray(value.headers)
@@ -125,5 +162,6 @@ function parseRequest(json: string): FetchRequest {
     method: /^[A-Z]{1,16}$/.test(String(value.method)) ? String(value.method) : 'GET',
     headers,
     redirect: String(value.redirect ?? 'follow'),
+    timeoutMs: typeof value.timeoutMs === 'number' && value.timeoutMs > 0 ? value.timeoutMs : undefined,
   };
 }

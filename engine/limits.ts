@@ -30,7 +30,7 @@ export interface Limits {
   /** Warm instances kept at most (estimated memory, MB). */
   maxWarmMemoryMb: number;
   /**
-   * Keep one Python interpreter booted ahead for the next cold start (about 90 MB once a Python
+   * Keep one Python interpreter booted ahead for the next cold start (about 60 MB once a Python
    * function has been loaded; cold starts otherwise boot one, about 300 ms).
    */
   pythonSpare: boolean;

@@ -2,15 +2,16 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, promises as fsp, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import ivm from 'isolated-vm';
 import { toArrayBuffer } from '../engine/bytes';
 import { ServiceError } from '../engine/errors';
 import type { FunctionManifest } from '../engine/manifest';
-import { takeEntryPoints, type BlankIsolate, type Bridge } from '../engine/isolate/bridge';
+import { takeEntryPoints, type BlankIsolate } from '../engine/isolate/bridge';
 import { installLibraries } from '../engine/isolate/libraries';
 import { IsolateInstance } from '../engine/isolate/instance';
 import { RUNTIME_FILENAME } from '../engine/sandbox/protocol';
-import { installPythonBridge } from './bridge';
+import { installPythonBridge, type PythonBridge } from './bridge';
 import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../engine/runtime';
 
 export interface PythonRuntimeOptions {
@@ -38,6 +39,8 @@ interface Assets {
 
 const PYODIDE_DIR = path.dirname(require.resolve('pyodide/package.json'));
 const SNAPSHOT_MAKER = path.resolve(__dirname, '..', '..', 'python', 'make-snapshot.mjs');
+/** islet's Python side, which the snapshot holds (see make-snapshot.mjs). */
+const SNAPSHOT_PYTHON = ['runtime.py', 'net.py', 'stdlib.py'].map((name) => path.resolve(__dirname, '..', '..', 'python', 'sandbox', name));
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
 /** Time allowed to boot an interpreter from the snapshot. */
 const BOOT_TIMEOUT_MS = 30_000;
@@ -59,11 +62,12 @@ export class PythonRuntime implements Runtime {
     return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS)));
   }
 
-  /** The snapshot file for this Pyodide version and snapshot recipe. */
+  /** The snapshot file for this Pyodide version and snapshot recipe (the maker and the Python it loads). */
   snapshotFile(): string {
     const version = (JSON.parse(readFileSync(path.join(PYODIDE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
-    const recipe = createHash('sha256').update(readFileSync(SNAPSHOT_MAKER)).digest('hex').slice(0, 12);
-    return path.join(this.options.cacheDir, `python-${version}-${recipe}.snapshot`);
+    const recipe = createHash('sha256');
+    for (const file of [SNAPSHOT_MAKER, ...SNAPSHOT_PYTHON]) recipe.update(readFileSync(file));
+    return path.join(this.options.cacheDir, `python-${version}-${recipe.digest('hex').slice(0, 12)}.snapshot`);
   }
 
   private loadAssets(): Promise<Assets> {
@@ -125,12 +129,12 @@ export class PythonRuntime implements Runtime {
   /** Boots Pyodide from the memory snapshot in a new isolate; no user code runs here. */
   private async boot(memoryMb: number): Promise<BlankIsolate> {
     const assets = await this.loadAssets();
-    const bridge: Bridge = { target: undefined };
+    const bridge: PythonBridge = { target: undefined, timeoutMs: 0, codeDir: undefined, files: new Set() };
     // The interpreter's memory is WebAssembly memory, which isolated-vm does not count: the sandbox
     // caps it at the function's memory. The isolate's own limit covers the JS side and the copies.
     const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
     try {
-      const context = await isolate.createContext();
+      const context = contextWithGc(isolate);
       installPythonBridge(isolate, context, bridge);
       installLibraries(context, ['buffer']);
       const wasmCap = Math.max(memoryMb * 1024 * 1024, assets.snapshotBytes + 16 * 1024 * 1024);
@@ -167,10 +171,12 @@ export class PythonRuntime implements Runtime {
         onDeath: (dead) => this.options.onInstanceDeath(dead),
         disposeOnTimeout: true,
       });
-      const files: Record<string, ArrayBuffer> = {};
-      for (const rel of manifest.files) files[rel] = toArrayBuffer(await fsp.readFile(path.join(codeDir, rel)));
+      // The files' names and sizes: their bytes are read from the host when the sandbox first needs them.
+      const sizes = await Promise.all(manifest.files.map(async (rel) => [rel, (await fsp.stat(path.join(codeDir, rel))).size] as const));
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, runtime: manifest.runtime });
-      await instance.untilDeath(blank.initRef.apply(undefined, [config, new ivm.ExternalCopy(files).copyInto({ release: true })], { timeout: timeoutMs }));
+      Object.assign(blank.bridge as PythonBridge, { timeoutMs, codeDir, files: new Set(manifest.files) });
+      const failure = await instance.untilDeath(blank.initRef.apply(undefined, [config, JSON.stringify(sizes)], { timeout: timeoutMs, result: { copy: true } }));
+      if (typeof failure === 'string') throw moduleFailure(failure);
       const heap = blank.isolate.getHeapStatisticsSync();
       const assets = await this.loadAssets();
       // The interpreter's WebAssembly memory starts at the snapshot's size and is not in the heap figures.
@@ -182,6 +188,39 @@ export class PythonRuntime implements Runtime {
       throw loadError(err, manifest, timeoutMs);
     }
   }
+}
+
+/** Whether this process runs with --expose-gc itself (tests do): then every context has gc() anyway. */
+const PROCESS_EXPOSES_GC = typeof (globalThis as { gc?: unknown }).gc === 'function';
+
+/**
+ * A context with V8's gc() on its global object, for the sandbox to take before any user code
+ * runs and call once boot is over. V8 installs gc() in contexts made while --expose-gc is set, so
+ * the flag is on only while this one is made (synchronously). A node8 context that another
+ * isolate's thread happens to be making in that window could get gc() too: it would only let that
+ * function collect its own isolate's garbage.
+ */
+function contextWithGc(isolate: ivm.Isolate): ivm.Context {
+  if (PROCESS_EXPOSES_GC) return isolate.createContextSync();
+  setFlagsFromString('--expose-gc');
+  try {
+    return isolate.createContextSync();
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
+}
+
+/**
+ * Why the function's module did not load, as the sandbox reported it: the message, the innermost
+ * file of the function's folder and its line, and the traceback of the function's own frames.
+ */
+function moduleFailure(json: string): ServiceError {
+  const failure = JSON.parse(json) as { message?: unknown; file?: unknown; line?: unknown; stack?: unknown };
+  const details: Record<string, unknown> = {};
+  if (typeof failure.file === 'string') details.file = failure.file;
+  if (typeof failure.line === 'number') details.line = failure.line;
+  if (typeof failure.stack === 'string' && failure.stack) details.stack = failure.stack;
+  return new ServiceError('ERR_FUNCTION_FAILED', String(failure.message), details);
 }
 
 function makeSnapshot(file: string): Promise<void> {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { islet, ISLET_BIN } from './helpers/cli';
 import { fixture, startTestServer, type TestServer } from './helpers/server';
@@ -168,15 +168,23 @@ t.test('logs --tail prints new lines as calls happen', async (t) => {
   }
 });
 
-t.test('a large bundle shows upload progress', async (t) => {
+t.test('upload progress is drawn on a terminal only, not into a pipe or a log', async (t) => {
   const dir = folder('functions:\n  heavy:\n    file: function.js\n    entrypoint: handler\n    runtime: node8\n', {
     'function.js': 'exports.handler = () => "heavy";\n',
     'blob.bin': randomBytes(3 * 1024 * 1024).toString('base64'),
   });
-  const result = await islet(['deploy', 'heavy', '--dir', dir], { env });
-  t.equal(result.code, 0, result.stderr);
-  t.match(result.stderr, /Uploading [\d.]+ MB: 100%/);
+  const piped = await islet(['deploy', 'heavy', '--dir', dir], { env });
+  t.equal(piped.code, 0, piped.stderr);
+  t.equal(piped.stderr, '', 'nothing on a stderr that is not a terminal');
   t.equal((await islet(['invoke', 'heavy'], { env })).stdout, '"heavy"\n');
+  // script(1) runs the CLI on a pseudo-terminal and copies what it draws to its own stdout.
+  const onTerminal = await new Promise<{ code: number; out: string }>((resolve) => {
+    execFile('script', ['-qec', `${ISLET_BIN} deploy heavy --dir ${dir}`, '/dev/null'], { env, timeout: 60_000 }, (error, stdout) =>
+      resolve({ code: error ? 1 : 0, out: String(stdout) }),
+    );
+  });
+  t.equal(onTerminal.code, 0, onTerminal.out);
+  t.match(onTerminal.out, /Uploading [\d.]+ MB: 100%/);
 });
 
 t.test("a key of account A cannot deploy, remove, list or read logs of account B (403)", async (t) => {

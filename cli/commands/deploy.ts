@@ -14,7 +14,8 @@ export interface DeployOptions {
   dir?: string;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
-  progress?: (line: string) => void;
+  /** Draws upload progress; by default on stderr when it is a terminal, else not at all. */
+  progress?: ((line: string) => void) | null;
 }
 
 /** Finds the function folder: --dir, else ./<name> when it has a service.yml, else the current folder. */
@@ -32,24 +33,30 @@ export async function deploy(name: string, options: DeployOptions = {}): Promise
   const service = readServiceFile(dir, shown);
   const spec = service.spec(name, env);
   const credentials = requireAccount(env);
-  const bundle = await packFolder(dir);
+  const bundle = await packFolder(dir, { python: spec.runtime.startsWith('python') });
   const form = new FormData();
   form.set('spec', JSON.stringify(spec));
   form.set('bundle', new Blob([bundle], { type: 'application/gzip' }), 'bundle.tar.gz');
   const encoded = new Response(form);
   const contentType = encoded.headers.get('content-type')!;
   const body = Buffer.from(await encoded.arrayBuffer());
-  const progress = options.progress ?? ((line: string) => process.stderr.write(line));
+  // A redrawn line means something only on a terminal: in a log or a pipe it is 100 lines of noise.
+  const progress = options.progress === undefined ? (process.stderr.isTTY ? (line: string) => process.stderr.write(line) : null) : options.progress;
   let lastShown = -1;
   try {
     await upload(credentials.url, `/v2/accounts/${credentials.accountId}/functions/${encodeURIComponent(name)}`, credentials.apiKey, contentType, body, (sent, total) => {
-      if (total < PROGRESS_FROM_BYTES) return;
+      if (!progress || total < PROGRESS_FROM_BYTES) return;
       const percent = Math.floor((sent / total) * 100);
       if (percent === lastShown) return;
       lastShown = percent;
       progress(`\rUploading ${(total / 1048576).toFixed(1)} MB: ${percent}%${sent === total ? '\n' : ''}`);
     });
   } catch (err) {
+    if (err instanceof ServerError && typeof err.body.file === 'string' && typeof err.body.line === 'number') {
+      // The function's own code failed to load: name its file and line, and show its traceback.
+      const stack = typeof err.body.stack === 'string' && err.body.stack ? err.body.stack : undefined;
+      throw new CliError(`${path.join(shown, err.body.file)}:${err.body.line}: ${err.body.message}`, 1, stack);
+    }
     if (err instanceof ServerError && typeof err.body.key === 'string') {
       const line = service.lineOf(`functions.${name}.${err.body.key}`);
       throw new CliError(`${service.file}${line ? `:${line}` : ''}: ${err.body.message}`);

@@ -63,6 +63,17 @@ export const MAX_NATIVE_BYTES = 32 * 1024 * 1024;
 /** Inputs from this size on are worked off the host's thread even by synchronous APIs. */
 export const OFF_THREAD_BYTES = 1024 * 1024;
 
+/**
+ * Operations the Python sandbox waits for: Python code is synchronous, so its thread blocks
+ * (isolated-vm's applySyncPromise on the bridge's `opSync`) while the host does the work; the
+ * instance's timeout still bounds the wait. `fetch` goes through the same egress as node8's,
+ * `invoke` is sdk.invoke, `pbkdf2`/`scrypt` run in the host's crypto, `tzdata` reads one
+ * time-zone file, `file` one of the function's own files.
+ */
+export type SyncOpKind = 'fetch' | 'invoke' | 'pbkdf2' | 'scrypt' | 'tzdata' | 'file';
+/** What `opSync` answers: ok, JSON text (`{code, message}` when not ok) and bytes when there are some. */
+export type SyncOpResult = [ok: boolean, payload: string, body?: ArrayBuffer];
+
 /** Timers one sandbox may have armed at once (both sides enforce it). */
 export const MAX_TIMERS = 10_000;
 /** Asynchronous operations one instance may have in flight. */

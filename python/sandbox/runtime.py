@@ -1,5 +1,7 @@
 # The Python side of islet's runtime, loaded once into every Python isolate after Pyodide boots.
-# The JavaScript side calls _islet_init once and _islet_call for every invocation.
+# The JavaScript side calls _islet_boot once per interpreter, _islet_init once per function and
+# _islet_call for every invocation.
+import asyncio
 import builtins
 import gc
 import importlib
@@ -13,6 +15,9 @@ from urllib.parse import parse_qsl
 
 FUNCTION_DIR = '/function'
 _handler = None
+# The host's synchronous operations and the delivery of async results (set at init).
+_host_op = None
+_deliver = None
 
 
 class HTTPResponse(object):
@@ -109,22 +114,65 @@ class _Sdk(types.ModuleType):
             payload = body
         else:
             payload = json.dumps(body)
-        answer = json.loads(_host_invoke(json.dumps({
+        ok, text, _ = _host_op('invoke', json.dumps({
             'accountId': str(account_id), 'functionName': str(function_name),
             'apiKey': '' if api_key is None else str(api_key), 'body': payload,
-        })))
+        }), None)
+        if not ok:
+            raise RuntimeError('sdk.invoke failed: %s' % json.loads(text).get('message'))
+        answer = json.loads(text)
         return _Sdk.InvokeResult(answer['statusCode'], answer['headers'], answer['body'])
 
 
-_host_invoke = None
+def _islet_boot(net_source, stdlib_source):
+    """Loads islet's networking and standard-library modules into a freshly booted interpreter."""
+    for name, source in (('_islet_net', net_source), ('_islet_stdlib', stdlib_source)):
+        module = types.ModuleType(name)
+        exec(compile(source, '<islet:%s>' % name[7:], 'exec'), module.__dict__)
+        sys.modules[name] = module
+        module.install()
+
+
+def _wrap_host_op(js_op):
+    """(kind, payload, body) -> (ok, text, bytes or None) over the JavaScript side's opSync."""
+    def host_op(kind, payload, body):
+        result = js_op(kind, payload, body)
+        data = result[2]
+        return bool(result[0]), result[1], None if data is None else data.to_bytes()
+    return host_op
 # The function's env as deployed (what req.env shows); set once at init.
 _env = {}
 
 
-def _islet_init(config_json, host_invoke):
-    global _handler, _host_invoke, _env
+def _load_failure(exc, main):
+    """A module-level failure as JSON: the message, the innermost file and line of the function's
+    folder, and the traceback of the function's own frames."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(FUNCTION_DIR + '/')]
+    where = None
+    if isinstance(exc, SyntaxError) and exc.filename and exc.filename.startswith(FUNCTION_DIR + '/'):
+        where = (exc.filename[len(FUNCTION_DIR) + 1:], exc.lineno)
+    elif frames:
+        where = (frames[-1].filename[len(FUNCTION_DIR) + 1:], frames[-1].lineno)
+    message = _describe(exc)
+    if where and not isinstance(exc, SyntaxError):
+        message += ' (%s, line %s)' % where
+    failure = {'message': message}
+    if where:
+        failure['file'], failure['line'] = where
+    if not isinstance(exc, SyntaxError):
+        failure['stack'] = _user_traceback(exc)
+    return json.dumps(failure)
+
+
+def _islet_init(config_json, js_op, deliver):
+    """Makes this interpreter the function: env, sdk, its module. Returns None, or the JSON of why
+    its module could not load."""
+    global _handler, _host_op, _deliver, _env
     config = json.loads(config_json)
-    _host_invoke = host_invoke
+    _host_op = _wrap_host_op(js_op)
+    _deliver = deliver
+    sys.modules['_islet_net'].host_op = _host_op
+    sys.modules['_islet_stdlib'].host_op = _host_op
     os.environ.clear()
     os.environ.update(config['env'])
     os.environ['SERVICE_ACCOUNT_ID'] = config['accountId']
@@ -144,11 +192,11 @@ def _islet_init(config_json, host_invoke):
     try:
         module = importlib.import_module(module_name)
     except BaseException as exc:
-        raise RuntimeError(_describe(exc) + ('\n' + _user_traceback(exc) if not isinstance(exc, SyntaxError) else '')) from None
+        return _load_failure(exc, config['main'])
     handler = getattr(module, config['entrypoint'], None)
     if not callable(handler):
         found = 'nothing' if handler is None else type(handler).__name__
-        raise RuntimeError('%s does not export a function named "%s" (found %s)' % (config['main'], config['entrypoint'], found))
+        return json.dumps({'message': '%s does not export a function named "%s" (found %s)' % (config['main'], config['entrypoint'], found)})
     _handler = handler
     # What is loaded by now lives as long as the instance: keep it out of the cyclic collector's
     # full passes, which otherwise walk the whole standard library every few thousand calls.
@@ -177,7 +225,23 @@ def _encode(value):
     return 'J' + json.dumps(value)
 
 
-def _islet_call(meta, raw):
+def _failure(exc):
+    if isinstance(exc, MemoryError):
+        # The interpreter reached its memory cap: the instance is replaced, as for node8.
+        return ('e', 'ERR_RESOURCE_LIMIT', 'the function went over its memory limit (MemoryError)', _user_traceback(exc))
+    return ('e', 'ERR_FUNCTION_FAILED', _describe(exc), _user_traceback(exc))
+
+
+def _settled(call_id, task):
+    """Delivers the result of an async handler's task to the host."""
+    try:
+        outcome = _encode(task.result())
+    except BaseException as exc:
+        outcome = _failure(exc)
+    _deliver(call_id, outcome)
+
+
+def _islet_call(meta, raw, call_id):
     # ["<request id>","<method>","<path>","<raw query>"], a tab, the headers' JSON (callMeta in instance.ts)
     head, _, headers_json = meta.partition('\t')
     if raw is None:
@@ -196,9 +260,13 @@ def _islet_call(meta, raw):
     else:
         body = None
     try:
-        return _encode(_handler(body, Request(json.loads(head), headers_json, data)))
-    except MemoryError as exc:
-        # The interpreter reached its memory cap: the instance is replaced, as for node8.
-        return ('e', 'ERR_RESOURCE_LIMIT', 'the function went over its memory limit (MemoryError)', _user_traceback(exc))
+        result = _handler(body, Request(json.loads(head), headers_json, data))
+        if type(result) is not str and asyncio.iscoroutine(result):
+            # An async handler: its task runs on Pyodide's event loop, whose callbacks run on islet's
+            # timers, and its result is delivered when it settles (0 tells the host to wait for it).
+            task = asyncio.get_event_loop().create_task(result)
+            task.add_done_callback(lambda t: _settled(call_id, t))
+            return 0
+        return _encode(result)
     except BaseException as exc:
-        return ('e', 'ERR_FUNCTION_FAILED', _describe(exc), _user_traceback(exc))
+        return _failure(exc)

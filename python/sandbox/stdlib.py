@@ -1,0 +1,195 @@
+# What the standard library lacks in Pyodide and functions expect: hashlib's key derivations
+# (there is no OpenSSL here: the host's crypto does them), and clear errors where WebAssembly
+# cannot follow CPython (threads; asyncio.run blocking inside a synchronous handler). The IANA
+# time-zone database is a read-only /usr/share/zoneinfo made by the JavaScript side (zoneinfo.ts).
+import asyncio
+import importlib.machinery
+import json
+import sys
+import threading
+import _thread
+
+# Set by the runtime at init: (kind, payload, body) -> (ok, text, bytes or None), the host's opSync.
+host_op = None
+
+NO_THREADS = ('threads are not available in islet functions: Python runs in WebAssembly here, which has no threads. '
+              'For concurrent I/O, make the handler "async def handler(body, req)" and use asyncio')
+NO_BLOCKING_LOOP = ('asyncio.run() and run_until_complete() cannot block in islet functions (WebAssembly here has no stack '
+                    'switching): make the handler "async def handler(body, req)" and await the coroutine instead')
+
+
+def _host_error(text):
+    error = json.loads(text)
+    return error.get('code'), error.get('message', '')
+
+
+# --- hashlib.pbkdf2_hmac and hashlib.scrypt
+
+def pbkdf2_hmac(hash_name, password, salt, iterations, dklen=None):
+    """Password-based key derivation (PKCS #5 v2.0), as CPython's."""
+    import hashlib
+    password, salt = bytes(memoryview(password)), bytes(memoryview(salt))
+    digest = hashlib.new(hash_name)
+    if iterations < 1:
+        raise ValueError('iteration value must be greater than 0.')
+    if dklen is None:
+        dklen = digest.digest_size
+    if dklen < 1:
+        raise ValueError('key length must be greater than 0.')
+    request = {'hash': hash_name, 'iterations': iterations, 'dklen': dklen, 'digestSize': digest.digest_size, 'passwordLength': len(password)}
+    ok, text, data = host_op('pbkdf2', json.dumps(request), password + salt)
+    if ok:
+        return data
+    code, message = _host_error(text)
+    if code == 'ERR_TOO_MUCH_WORK':
+        return _pbkdf2_here(hash_name, password, salt, iterations, dklen)
+    raise ValueError(message)
+
+
+def _pbkdf2_here(hash_name, password, salt, iterations, dklen):
+    """PBKDF2 in the interpreter, for derivations too long for the host's shared thread pool."""
+    import hmac
+    block = 1
+    key = b''
+    while len(key) < dklen:
+        u = hmac.digest(password, salt + block.to_bytes(4, 'big'), hash_name)
+        acc = int.from_bytes(u, 'big')
+        for _ in range(iterations - 1):
+            u = hmac.digest(password, u, hash_name)
+            acc ^= int.from_bytes(u, 'big')
+        key += acc.to_bytes(len(u), 'big')
+        block += 1
+    return key[:dklen]
+
+
+def scrypt(password, *, salt=None, n=None, r=None, p=None, maxmem=0, dklen=64):
+    """The scrypt key derivation (RFC 7914), as CPython's."""
+    if salt is None:
+        raise TypeError("scrypt() missing required argument 'salt'")
+    for name, value in (('n', n), ('r', r), ('p', p)):
+        if not isinstance(value, int):
+            raise TypeError("scrypt() missing required argument '%s'" % name)
+    if n < 2 or n & (n - 1):
+        raise ValueError('n must be a power of 2.')
+    password, salt = bytes(memoryview(password)), bytes(memoryview(salt))
+    request = {'n': n, 'r': r, 'p': p, 'maxmem': maxmem, 'dklen': dklen, 'passwordLength': len(password)}
+    ok, text, data = host_op('scrypt', json.dumps(request), password + salt)
+    if ok:
+        return data
+    raise ValueError(_host_error(text)[1])
+
+
+def _patch_hashlib(module):
+    module.pbkdf2_hmac = pbkdf2_hmac
+    module.scrypt = scrypt
+    module.__all__ = tuple(module.__all__) + ('pbkdf2_hmac', 'scrypt')
+
+
+# --- zoneinfo: Pyodide's message for a missing zone advises pyodide.loadPackage, which a function
+# cannot call; the database is /usr/share/zoneinfo here. Say what CPython says.
+
+def _patch_zoneinfo_common(module):
+    vendored = module.load_tzdata
+
+    def load_tzdata(key):
+        try:
+            return vendored(key)
+        except module.ZoneInfoNotFoundError:
+            raise module.ZoneInfoNotFoundError('No time zone found with key %s' % key) from None
+    module.load_tzdata = load_tzdata
+
+
+_ZONE_TEXTS = frozenset(('tzdata.zi', 'zone.tab', 'zone1970.tab', 'iso3166.tab', 'leapseconds'))
+
+
+def _available_timezones():
+    # CPython opens every file under TZPATH to check it is a zone; here each is a host read, so the
+    # host's listing answers instead (the same set: its TZif files but posixrules).
+    ok, text, _ = host_op('tzdata', json.dumps({'key': ''}), None)
+    return {key for key, _ in json.loads(text) if key not in _ZONE_TEXTS and key != 'posixrules'} if ok else set()
+
+
+def _patch_zoneinfo_tzpath(module):
+    module.available_timezones = _available_timezones
+
+
+# --- threads and blocking event loops: say why not, and what to do instead
+
+def _no_threads(*args, **kwargs):
+    raise RuntimeError(NO_THREADS)
+
+
+def _in_task():
+    # Pyodide's loop counts as running even between tasks: a task running now is what CPython means.
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:
+        return False
+
+
+def _no_blocking_run(main, *, debug=None, loop_factory=None):
+    if hasattr(main, 'close'):
+        main.close()
+    if _in_task():
+        raise RuntimeError('asyncio.run() cannot be called from a running event loop')
+    raise RuntimeError(NO_BLOCKING_LOOP)
+
+
+def _no_run_until_complete(self, future):
+    if asyncio.iscoroutine(future):
+        future.close()
+    raise RuntimeError(NO_BLOCKING_LOOP)
+
+
+class _PatchOnImport(object):
+    """Applies a patch to a standard-library module right after it is first imported (so modules
+    no function imports cost nothing)."""
+
+    def __init__(self, patches):
+        self.patches = patches
+
+    def find_spec(self, name, path=None, target=None):
+        patch = self.patches.get(name)
+        if patch is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _PatchingLoader(spec.loader, patch)
+        return spec
+
+
+class _PatchingLoader(object):
+    def __init__(self, loader, patch):
+        self.loader = loader
+        self.patch = patch
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        self.patch(module)
+
+    def __getattr__(self, name):
+        # get_source and the rest, for tracebacks and inspect.
+        return getattr(self.loader, name)
+
+
+def install():
+    """Runs once per interpreter, before user code."""
+    patches = {
+        'hashlib': _patch_hashlib,
+        'zoneinfo._common': _patch_zoneinfo_common,
+        'zoneinfo._tzpath': _patch_zoneinfo_tzpath,
+    }
+    for name, patch in patches.items():
+        if name in sys.modules:
+            patch(sys.modules[name])
+    sys.meta_path.insert(0, _PatchOnImport(patches))
+    _thread.start_new_thread = _thread.start_joinable_thread = _no_threads
+    if hasattr(_thread, 'start_new'):
+        _thread.start_new = _no_threads
+    threading._start_joinable_thread = _no_threads
+    asyncio.run = asyncio.runners.run = _no_blocking_run
+    from pyodide.webloop import WebLoop
+    WebLoop.run_until_complete = _no_run_until_complete
