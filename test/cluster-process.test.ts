@@ -6,20 +6,12 @@ import t from 'tap';
 import { islet } from './helpers/cli';
 import { functionFolder } from './helpers/functions';
 import { client, startNode, type TestNode } from './helpers/nodes';
-import { postgresMissing, startPostgres, type PrivatePostgres } from './helpers/postgres';
+import { withPostgres } from './helpers/postgres';
 import { startTestServer } from './helpers/server';
 import { eventually, serveArgs } from './helpers/supervised';
 
 // Nodes as real processes on one PostgreSQL: kill -9 during deploys, and `islet store copy`.
-const missing = postgresMissing();
-if (missing) {
-  t.plan(0, `skip: ${missing}`);
-} else {
-  let pg: PrivatePostgres;
-  t.before(async () => {
-    pg = await startPostgres();
-  });
-  t.teardown(() => pg?.destroy());
+withPostgres(t, (pg) => {
 
   /** `islet serve --store` with one worker, in its own process group; resolves with its URL. */
   const serveNode = (url: string) => {
@@ -38,7 +30,7 @@ if (missing) {
   };
 
   t.test('kill -9 of a node during a deploy, again and again: the old or the new version serves on every node, nothing half-written', async (t) => {
-    const observer = await startNode(pg.url);
+    const observer = await startNode(pg().url);
     const created = await observer.engine.createAccount();
     const account = client(created.accountId, created.apiKey);
     const padding = `// ${'padding '.repeat(20_000)}\n`;
@@ -46,13 +38,13 @@ if (missing) {
     let served = 0;
     const outcomes = { old: 0, new: 0 };
     for (let round = 1; round <= 5; round++) {
-      const node = await serveNode(pg.url);
+      const node = await serveNode(pg().url);
       const deploy = account.deploy(node, 'durable', `exports.handler = () => "v${round}";\n${padding}`).then((r) => r.status, () => 0);
       await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 300)));
       node.crash();
       const status = await deploy;
       // A node that joins now, and the observer, both serve whatever the store says serves.
-      const fresh: TestNode = await startNode(pg.url);
+      const fresh: TestNode = await startNode(pg().url);
       const stored = (await observer.store.readFunction(created.accountId, 'durable'))!.serving[0]!.version;
       t.ok(await eventually(() => observer.engine.describe(created.accountId, 'durable')?.version === stored, 1000), `round ${round}: the observer serves the stored version`);
       const [seen, seenFresh] = [await account.answer(observer, 'durable'), await account.answer(fresh, 'durable')];
@@ -73,7 +65,7 @@ if (missing) {
     await source.deploy('two', functionFolder('exports.handler = () => "two";\n', { 'lib/x.js': 'module.exports = 2;\n' }), 'handler');
     const versions = ['one', 'two'].map((name) => source.engine.describe(source.accountId, name)!.version);
     await source.stop();
-    const url = pg.createDatabase('copied');
+    const url = pg().createDatabase('copied');
     const into = await islet(['store', 'copy', '--from', source.dataDir, '--to', url]);
     t.equal(into.code, 0, into.stderr);
     t.match(into.stdout, /Copied 1 account and 2 functions \(2 versions new\)/);
@@ -96,4 +88,4 @@ if (missing) {
     t.equal(refused.code, 1);
     t.match(refused.stderr, /give --from and --to/);
   });
-}
+});

@@ -1,29 +1,23 @@
 import t, { type Test } from 'tap';
-import { postgresMissing, startPostgres, type PrivatePostgres } from './helpers/postgres';
+import { withPostgres } from './helpers/postgres';
 import { client, startNode, type TestNode } from './helpers/nodes';
 import { eventually } from './helpers/supervised';
 
 // Several islet nodes on one PostgreSQL store (a private server for this file): propagation,
 // a node that starts empty, logs across nodes, and the store going away and coming back.
-const missing = postgresMissing();
-if (missing) {
-  t.plan(0, `skip: ${missing}`);
-} else {
-  let pg: PrivatePostgres;
+withPostgres(t, (pg) => {
   const nodes: TestNode[] = [];
   let account: ReturnType<typeof client>;
   let accountId = '';
 
   t.before(async () => {
-    pg = await startPostgres();
-    for (let i = 0; i < 3; i++) nodes.push(await startNode(pg.url));
+    for (let i = 0; i < 3; i++) nodes.push(await startNode(pg().url));
     const created = await nodes[0]!.engine.createAccount();
     accountId = created.accountId;
     account = client(created.accountId, created.apiKey);
   });
   t.teardown(async () => {
     for (const node of nodes) await node.stop().catch(() => undefined);
-    pg?.destroy();
   });
 
   /** How long until every node in `on` answers `expected` (ms); fails the test past 1 s. */
@@ -51,7 +45,7 @@ if (missing) {
   });
 
   t.test('a node that starts empty serves every function, fetching each version once however many calls arrive', async (t) => {
-    const fresh = await startNode(pg.url);
+    const fresh = await startNode(pg().url);
     nodes.push(fresh);
     const answers = await Promise.all(Array.from({ length: 10 }, () => account.answer(fresh, 'greet')));
     t.same([...new Set(answers)], ['"v2"']);
@@ -70,7 +64,7 @@ if (missing) {
 
   t.test('PostgreSQL stopped: calls keep answering, writes fail at once with 503 naming the store; restarted: writes work again', async (t) => {
     const [a, b] = nodes as [TestNode, TestNode];
-    pg.stop();
+    pg().stop();
     t.ok(await eventually(async () => ((await (await fetch(`${a.url}/healthz`)).json()) as { store: { state: string } }).store.state === 'unavailable', 3000), '/healthz shows the store unavailable');
     t.equal(await account.answer(a, 'greet'), '"v2"', 'calls still answer on A');
     t.equal(await account.answer(b, 'greet'), '"v2"', 'and on B');
@@ -82,7 +76,7 @@ if (missing) {
     t.match(body.message, /PostgreSQL at 127\.0\.0\.1:\d+\/islet/, 'names the store');
     t.ok(Date.now() - started < 1000, `refused at once (${Date.now() - started} ms)`);
     t.equal((await account.remove(b, 'greet')).status, 503, 'a remove too');
-    pg.start();
+    pg().start();
     t.ok(await eventually(async () => (await account.deploy(a, 'greet', 'exports.handler = () => "v3";\n')).status === 200, 15_000), 'a deploy works again, without restarting the node');
     await propagation(t, 'greet', '"v3"', [a, b]);
   });
@@ -100,4 +94,4 @@ if (missing) {
       t.ok([`"a${round}"`, `"b${round}"`].includes([...answers][0]!), 'and it is one of the two');
     }
   });
-}
+});

@@ -3,6 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import type { Test } from 'tap';
 
 /**
  * A private PostgreSQL server for a test file: initdb into a temp directory, started on a free
@@ -101,4 +102,22 @@ export async function startPostgres(): Promise<PrivatePostgres> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runs `tests` against a private PostgreSQL started for this test file (`pg()` once it is up), or
+ * skips the file with a message when the binaries are missing (never under CI).
+ */
+export function withPostgres(t: Test, tests: (pg: () => PrivatePostgres) => void): void {
+  const missing = postgresMissing();
+  if (missing) {
+    t.plan(0, `skip: ${missing}`);
+    return;
+  }
+  let server: PrivatePostgres | undefined;
+  t.before(async () => {
+    server = await startPostgres();
+  });
+  t.teardown(() => server?.destroy());
+  tests(() => server!);
 }
