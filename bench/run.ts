@@ -13,6 +13,7 @@ import { Pool } from 'undici';
 import { rssMb, startProcess } from './process';
 import { pickTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load';
 import { tenKilobyteJson } from './payloads';
+import { runClusterScenarios } from './cluster';
 import { startSupervised, withCpu, type SupervisedServer } from './scale';
 import { BENCH_FUNCTIONS, type BenchServerConfig } from './server';
 
@@ -226,6 +227,21 @@ async function main(): Promise<void> {
     console.log('7. function to function: the seed caller via sdk and via fetch');
     record('fn_sdk', await run(url, { paths: [`/v2/run/${accountId}/caller_sdk?name=abc`], headers }));
     record('fn_fetch', await run(url, { paths: [`/v2/run/${accountId}/caller_fetch?name=abc`], headers }));
+    const skipped = await runClusterScenarios({
+      quick,
+      figures,
+      percentile,
+      record,
+      run,
+      runRounds,
+      fileServer: { url, accountId, apiKey, pid: islet.child.pid! },
+      startServer: async (storeUrl) => {
+        const server = await startIslet({ core: true, storeUrl });
+        const ready = server.ready as Required<Ready>;
+        return { ...ready, pid: server.child.pid!, stop: () => server.child.kill('SIGKILL') };
+      },
+    });
+    if (skipped) console.log(`10-12. skipped: ${skipped}`);
     console.log(`4. ${serverConfig.manyFunctions} distinct node8 functions, round-robin (a server of their own)`);
     await switchServer({ manyFunctions: serverConfig.manyFunctions });
     const manyNames = Array.from({ length: serverConfig.manyFunctions }, (_, i) => `many_${i}`);
@@ -281,6 +297,8 @@ async function main(): Promise<void> {
     [`hello CPU per request, ${cores} workers / in one process`, 'workers_n_cpu_ratio', (f) => f.workers_n_cpu_ratio! <= 1.15, '<= 1.15'],
     ['errors during a rolling restart under load', 'rolling_errors', (f) => f.rolling_errors === 0, '0'],
     [`CPU-bound scale-out: rps / single instance / ${cores} cores`, 'crunch_scale_per_core', (f) => f.crunch_scale_per_core! >= 0.8, '>= 0.80'],
+    ['deploy propagation between two nodes, p99 (ms)', 'propagation_p99_ms', (f) => f.propagation_p99_ms! <= 1000, '<= 1000'],
+    ['warm hello, PostgreSQL store / file store', 'pg_vs_file_hello', (f) => f.pg_vs_file_hello! >= 0.97, '>= 0.97'],
   ];
 
   console.log('\nfigure'.padEnd(34) + 'value');

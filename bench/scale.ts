@@ -51,7 +51,8 @@ export interface SupervisedServer {
   child: ChildProcess;
   /** The supervisor and its workers now. */
   pids(): Promise<number[]>;
-  deploy(name: string, entrypoint: string, dir: string, extra?: Record<string, unknown>): Promise<void>;
+  /** Deploys with this server's first account, or the one given (a node that did not create it). */
+  deploy(name: string, entrypoint: string, dir: string, extra?: Record<string, unknown>, as?: { accountId: string; apiKey: string }): Promise<void>;
   stop(): void;
 }
 
@@ -70,8 +71,9 @@ export function startSupervised(workers: number, extraArgs: string[] = []): Prom
       const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
       if (!url) return;
       child.removeAllListeners('exit');
-      const accountId = /account id: (\S+)/.exec(out)![1]!;
-      const apiKey = /API key:\s+(\S+)/.exec(out)![1]!;
+      // Only the node that created the first account prints it.
+      const accountId = /account id: (\S+)/.exec(out)?.[1] ?? '';
+      const apiKey = /API key:\s+(\S+)/.exec(out)?.[1] ?? '';
       resolve({
         url,
         accountId,
@@ -81,11 +83,11 @@ export function startSupervised(workers: number, extraArgs: string[] = []): Prom
           const health = (await (await fetch(`${url}/healthz`, { headers: { connection: 'close' } })).json()) as { workers: { pid: number }[] };
           return [child.pid!, ...health.workers.map((w) => w.pid)];
         },
-        async deploy(name, entrypoint, dir, extra = {}) {
+        async deploy(name, entrypoint, dir, extra = {}, as = { accountId, apiKey }) {
           const form = new FormData();
           form.set('spec', JSON.stringify({ runtime: 'node8', file: 'function.js', entrypoint, env: {}, ...extra }));
           form.set('bundle', new Blob([await packFolder(dir)]), 'bundle.tar.gz');
-          const res = await fetch(`${url}/v2/accounts/${accountId}/functions/${name}`, { method: 'PUT', headers: { 'X-Service-Api-Key': apiKey }, body: form });
+          const res = await fetch(`${url}/v2/accounts/${as.accountId}/functions/${name}`, { method: 'PUT', headers: { 'X-Service-Api-Key': as.apiKey }, body: form });
           if (res.status >= 300) throw new Error(`deploy ${name}: ${res.status} ${await res.text()}`);
         },
         stop() {

@@ -23,6 +23,8 @@ export interface BenchServerConfig {
   /** crunch: about 2 ms of computation per call (the scale-out scenario). */
   crunch?: boolean;
   limits?: Partial<Limits>;
+  /** A postgres:// store instead of a fresh data directory. */
+  storeUrl?: string;
   cacheDir: string;
 }
 
@@ -32,7 +34,7 @@ const SEED = path.resolve(__dirname, '..', '..', 'test', 'fixtures', 'seed-node8
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.BENCH_CONFIG ?? '{}') as BenchServerConfig;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-bench-'));
-  const { engine } = await openEngine({ dataDir, cacheDir: config.cacheDir, limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000, ...config.limits } });
+  const { engine } = await openEngine({ dataDir, storeUrl: config.storeUrl, cacheDir: config.cacheDir, limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000, ...config.limits } });
   const { accountId, apiKey } = await engine.createAccount();
   const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
   const node8 = (name: string, entrypoint: string, extra: Record<string, unknown> = {}, dir = BENCH_FUNCTIONS) =>

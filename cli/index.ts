@@ -1,7 +1,5 @@
 import { cac } from 'cac';
-import { serve } from '../supervisor/main';
 import { ServerError } from './api';
-import { createAccount } from './commands/account';
 import { create } from './commands/create';
 import { deploy } from './commands/deploy';
 import { list, remove } from './commands/functions';
@@ -18,7 +16,7 @@ const out = (text: string) => process.stdout.write(text);
 
 function serveArgs(options: Record<string, unknown>): string[] {
   const args: string[] = [];
-  for (const key of ['port', 'host', 'data', 'workers', 'warmMemory', 'maxWorkerRss', 'maxInstances'] as const) {
+  for (const key of ['port', 'host', 'data', 'store', 'advertiseUrl', 'workers', 'warmMemory', 'maxWorkerRss', 'maxInstances'] as const) {
     if (options[key] !== undefined) args.push(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, String(options[key]));
   }
   if (options.allowPrivateEgress) args.push('--allow-private-egress');
@@ -75,19 +73,30 @@ export function buildCli() {
     .option('--port <port>', 'Port (default 8080, or $PORT)')
     .option('--host <host>', 'Address to listen on (default 127.0.0.1, or $HOST)')
     .option('--data <dir>', 'Data directory (default ./.islet-data, or $ISLET_DATA)')
+    .option('--store <url>', 'postgres://… shared by several nodes (default: the data directory, or $ISLET_STORE)')
+    .option('--advertise-url <url>', 'How other nodes reach this one (logs across nodes; default http://<host>:<port>)')
     .option('--workers <n>', 'Worker processes (default: the number of CPUs, or $ISLET_WORKERS)')
     .option('--warm-memory <mb>', 'Memory for warm instances, all workers together (default 4096)')
     .option('--max-worker-rss <mb>', 'A worker over this resident memory is drained and replaced')
     .option('--max-instances <n>', 'Instances of one busy function version at most (default: the number of CPUs)')
     .option('--allow-private-egress', "Let functions' fetch reach private and loopback addresses")
-    .action((options: Record<string, unknown>) => serve(serveArgs(options)));
+    // The server, the stores and the runtimes load only for the verbs that use them.
+    .action(async (options: Record<string, unknown>) => (await import('../supervisor/main')).serve(serveArgs(options)));
 
   cli.command('account <action>', 'Offline admin: "account create" adds an account to a data directory and prints its id and key')
     .option('--data <dir>', 'Data directory', { default: '.islet-data' })
     .option('--json', 'Print {"accountId", "apiKey"} as JSON')
     .action(async (action: string, options: { data: string; json?: boolean }) => {
       if (action !== 'create') throw new CliError(`account ${action}: unknown action (expected "account create")`);
-      out(await createAccount(String(options.data), Boolean(options.json)));
+      out(await (await import('./commands/account')).createAccount(String(options.data), Boolean(options.json)));
+    });
+
+  cli.command('store <action>', '"store copy --from <data-dir|postgres://…> --to <data-dir|postgres://…>" copies accounts, keys and functions between stores')
+    .option('--from <store>', 'A data directory or a postgres:// URL')
+    .option('--to <store>', 'A data directory or a postgres:// URL')
+    .action(async (action: string, options: { from?: string; to?: string }) => {
+      if (action !== 'copy') throw new CliError(`store ${action}: unknown action (expected "store copy")`);
+      out(await (await import('./commands/store')).copyStore(options.from, options.to));
     });
 
   cli.help();

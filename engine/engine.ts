@@ -2,7 +2,7 @@ import { checkNodeFlags } from './node-flags';
 import { ServiceError } from './errors';
 import { Egress } from './egress';
 import { DEFAULT_LIMITS, type Limits } from './limits';
-import type { LogStore } from './logs';
+import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
 import { isFunctionName, isPublicName, keyPerManifest, validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
 import { catastrophes } from './isolate/instance';
 import { WarmPool, type PoolStats } from './pool';
@@ -10,7 +10,7 @@ import { newRequestId } from './request-id';
 import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
 import type { BundleSource } from './bundle';
 import { Catalog } from './store/catalog';
-import type { NewAccount, Store } from './store/store';
+import type { NewAccount, Store, StoreHealth } from './store/store';
 
 /** What the engine gives a runtime it creates: the limits, and where to report its instances' deaths and sizes. */
 export interface RuntimeContext {
@@ -32,6 +32,8 @@ export interface EngineOptions {
   store: Store;
   /** Functions' logs. */
   logs: LogStore;
+  /** Where reads of logs go (default `logs`; with several nodes, all of theirs). */
+  logReader?: LogReader;
   runtimes: RuntimeRegistration[];
   limits?: Partial<Limits>;
   /** Let functions' fetch reach private and loopback addresses (default false). */
@@ -61,6 +63,7 @@ export interface InvokeResponse {
 }
 
 export interface EngineStats extends PoolStats {
+  store: StoreHealth;
   runtimes: string[];
   accounts: number;
   functions: number;
@@ -77,6 +80,7 @@ export class Engine {
   readonly limits: Limits;
   readonly catalog: Catalog;
   readonly logs: LogStore;
+  private readonly logReader: LogReader;
   private readonly store: Store;
   private readonly pool: WarmPool;
   private readonly runtimes = new Map<RuntimeName, Runtime>();
@@ -91,6 +95,7 @@ export class Engine {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.store = options.store;
     this.logs = options.logs;
+    this.logReader = options.logReader ?? options.logs;
     this.pool = new WarmPool(this.limits.maxWarmInstances, this.limits.maxWarmMemoryMb, {
       maxPerVersion: this.limits.maxInstancesPerVersion,
       idleMs: this.limits.instanceIdleMs,
@@ -144,6 +149,11 @@ export class Engine {
     return removed;
   }
 
+  /** A function's logs, from every node that serves it. */
+  readLogs(accountId: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]> {
+    return this.logReader.read(accountId, name, query, apiKey);
+  }
+
   list(accountId: string): FunctionManifest[] {
     return this.catalog.list(accountId);
   }
@@ -155,6 +165,7 @@ export class Engine {
   stats(): EngineStats {
     return {
       ...this.pool.stats(),
+      store: this.store.health(),
       runtimes: this.runtimeNames,
       accounts: this.catalog.accountCount,
       functions: this.catalog.size,

@@ -12,7 +12,8 @@ export type ErrorCode =
   | 'ERR_INTERNAL'
   | 'ERR_BAD_REQUEST'
   | 'ERR_INVALID_FUNCTION'
-  | 'ERR_NOT_FOUND';
+  | 'ERR_NOT_FOUND'
+  | 'ERR_STORE_UNAVAILABLE';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   ERR_NO_KEY: 401,
@@ -28,6 +29,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   ERR_BAD_REQUEST: 400,
   ERR_INVALID_FUNCTION: 400,
   ERR_NOT_FOUND: 404,
+  ERR_STORE_UNAVAILABLE: 503,
 };
 
 /** An error that is part of islet's contract: it carries a code and becomes a JSON error response. */

@@ -9,6 +9,14 @@ export interface LogEntry {
   requestId: string;
   level: string;
   message: string;
+  /** The node that wrote it, when logs come from several nodes. */
+  node?: string;
+}
+
+/** Where a function's logs are read from: this process's files, or every node's (supervisor/cluster-logs.ts). */
+export interface LogReader {
+  /** `apiKey` is the caller's, for reading other nodes on its behalf. */
+  read(account: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]>;
 }
 
 export interface LogQuery {
@@ -46,7 +54,7 @@ export interface LogStoreOptions {
  * when the disk falls behind, lines wait in the arena, and those that do not fit there are
  * dropped and counted, so memory stays bounded.
  */
-export class LogStore {
+export class LogStore implements LogReader {
   private readonly root: string;
   private readonly pending: LogArena;
   /** Function keys (`account/name`) by the number the arena knows them by, and back. */

@@ -15,7 +15,7 @@ import { writeResponse, type ResponseState } from './respond';
  *   GET    /v2/accounts/<account>/functions/<name>          describe
  *   PUT    /v2/accounts/<account>/functions/<name>          deploy (multipart: `spec` JSON + `bundle` tar.gz)
  *   DELETE /v2/accounts/<account>/functions/<name>          remove
- *   GET    /v2/accounts/<account>/functions/<name>/logs     logs (?since=<ms>&limit=<n>)
+ *   GET    /v2/accounts/<account>/functions/<name>/logs     logs (?since=<ms>&limit=<n>; &local=1: this node's only)
  *
  * A key reaches only its own account: any other is 403 ERR_BAD_KEY.
  */
@@ -55,10 +55,12 @@ export function addManagementRoutes(app: TemplatedApp, engine: Engine, counter: 
       existing(engine, account, name);
       const since = query.get('since');
       const limit = query.get('limit');
-      const entries = await engine.logs.read(account, name, {
+      const range = {
         since: since === null ? undefined : Number(since),
         limit: limit === null ? undefined : Math.max(1, Math.min(Number(limit) || 1000, 100_000)),
-      });
+      };
+      // `local=1`: this node's lines only (how one node reads the others').
+      const entries = query.get('local') === '1' ? await engine.logs.read(account, name, range) : await engine.readLogs(account, name, range, headers['x-service-api-key']);
       return { status: 200, body: { entries } };
     });
   });

@@ -3,21 +3,41 @@ import { Engine, type RuntimeRegistration } from '../engine/engine';
 import type { Limits } from '../engine/limits';
 import { LogStore, type LogStoreOptions } from '../engine/logs';
 import { Node8Runtime } from '../engine/node8/runtime';
-import { FileStore, type FileStoreOptions } from '../engine/store/file/store';
+import type { Coordinator } from '../engine/store/coordinator';
+import { FileStore } from '../engine/store/file/store';
+import { PostgresStore } from '../engine/store/postgres/store';
 import type { Store } from '../engine/store/store';
 import { PythonRuntime } from '../python/runtime';
+import { ClusterLogs, nodeId } from './cluster-logs';
 
-export interface ComposeOptions {
-  /** The data directory: the file store, the logs and (by default) the machine-local caches. */
+export interface StoreOptions {
+  /** The data directory: the file store (unless `storeUrl`), the logs and (by default) the machine-local caches. */
   dataDir: string;
+  /** `postgres://…`: the shared store of several nodes, instead of the data directory. */
+  storeUrl?: string;
+  /** Machine-local caches (V8 code caches, the Python snapshot, a shared store's code); default `<dataDir>/cache`. */
+  cacheDir?: string;
+  /** How the processes of this machine share the store (the supervisor's workers). */
+  coordinator?: Coordinator;
+  /** Clean what crashed deploys left in the data directory (only while no other process uses it). */
+  clean?: boolean;
+}
+
+/** The store the options name: PostgreSQL for a `postgres://` URL, else the data directory. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  if (options.storeUrl !== undefined) {
+    if (!/^postgres(ql)?:\/\//.test(options.storeUrl)) throw new Error(`--store: ${options.storeUrl} is not a postgres:// URL (without --store, the data directory is the store)`);
+    const cacheDir = options.cacheDir ?? path.join(options.dataDir, 'cache');
+    return PostgresStore.open({ url: options.storeUrl, cacheDir: path.join(cacheDir, 'store'), coordinator: options.coordinator });
+  }
+  return FileStore.open(options.dataDir, { coordinator: options.coordinator, clean: options.clean });
+}
+
+export interface ComposeOptions extends StoreOptions {
   limits?: Partial<Limits>;
   allowPrivateEgress?: boolean;
-  /** Machine-local caches (V8 code caches, the Python snapshot); default `<dataDir>/cache`. */
-  cacheDir?: string;
-  /** An open store to serve from instead of the data directory's own. */
+  /** An open store to serve from instead of the one the options name. */
   store?: Store;
-  /** How the data directory's file store shares it with other processes. */
-  fileStore?: FileStoreOptions;
   /** How this process writes the functions' logs beside others. */
   logs?: LogStoreOptions;
 }
@@ -26,17 +46,21 @@ export interface ComposeOptions {
  * The composition root of a serving process: it chooses the store and the runtimes, and opens an
  * engine on them. Nothing below it knows which store or which runtimes it was given.
  */
-export async function openEngine(options: ComposeOptions): Promise<{ engine: Engine; store: Store }> {
-  const store = options.store ?? (await FileStore.open(options.dataDir, options.fileStore));
+export async function openEngine(options: ComposeOptions): Promise<{ engine: Engine; store: Store; cluster: ClusterLogs | undefined }> {
+  const store = options.store ?? (await openStore(options));
   const cacheDir = options.cacheDir ?? path.join(options.dataDir, 'cache');
+  const logs = new LogStore(options.dataDir, options.logs);
+  // Several nodes on one shared store: a read of logs gathers every node's lines.
+  const cluster = store instanceof PostgresStore ? new ClusterLogs(logs, nodeId(options.dataDir), store) : undefined;
   const engine = await Engine.open({
     store,
-    logs: new LogStore(options.dataDir, options.logs),
+    logs,
+    logReader: cluster,
     runtimes: defaultRuntimes(cacheDir),
     limits: options.limits,
     allowPrivateEgress: options.allowPrivateEgress,
   });
-  return { engine, store };
+  return { engine, store, cluster };
 }
 
 /** node8 (V8 isolates) and python2/python3 (Pyodide in an isolate). */

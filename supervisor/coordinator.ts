@@ -1,4 +1,4 @@
-import type { Coordinator } from '../engine/store/file/coordinator';
+import type { Coordinator } from '../engine/store/coordinator';
 import type { StoreChange } from '../engine/store/store';
 import type { Channel } from './channel';
 

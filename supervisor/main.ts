@@ -1,5 +1,5 @@
 import { DEFAULT_LIMITS } from '../engine/limits';
-import { FileStore } from '../engine/store/file/store';
+import { openStore } from './compose';
 import { parseServeOptions, type ServeOptions } from './options';
 import { assertPortFree, pickFreePort } from './port';
 import { Supervisor } from './supervisor';
@@ -18,7 +18,8 @@ export async function serve(argv: string[] = process.argv.slice(2)): Promise<voi
   const port = await supervisor.start();
   const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  console.log(`islet listening on ${url} (${options.workers} worker${options.workers === 1 ? '' : 's'}, data: ${options.dataDir})`);
+  const store = options.storeUrl === undefined ? `data: ${options.dataDir}` : `store: ${redact(options.storeUrl)}, cache: ${options.dataDir}`;
+  console.log(`islet listening on ${url} (${options.workers} worker${options.workers === 1 ? '' : 's'}, ${store})`);
   let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
     if (++signals > 1) {
@@ -37,19 +38,26 @@ export async function serve(argv: string[] = process.argv.slice(2)): Promise<voi
   });
 }
 
-/** Creates the first account once, here, before any worker starts (workers never create accounts). */
+/**
+ * Creates the first account once, here, before any worker starts (workers never create accounts;
+ * nodes on one PostgreSQL create it once between them).
+ */
 async function ensureFirstAccount(options: ServeOptions): Promise<void> {
-  // The only process on the directory now: crashed deploys' leftovers can go.
-  const store = await FileStore.open(options.dataDir, { clean: true });
+  // The only process on the data directory now: crashed deploys' leftovers can go.
+  const store = await openStore({ dataDir: options.dataDir, storeUrl: options.storeUrl, clean: true });
   try {
-    if ((await store.accountCount()) > 0) return;
-    const account = await store.createAccount();
+    const account = await store.ensureFirstAccount();
+    if (!account) return;
     console.log('Created the first account (the key is shown only now; keep it):');
     console.log(`  account id: ${account.accountId}`);
     console.log(`  API key:    ${account.apiKey}`);
   } finally {
     await store.close();
   }
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }
 
 if (require.main === module) {

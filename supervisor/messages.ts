@@ -35,6 +35,10 @@ export interface WorkerConfig {
   /** Open the engine, then wait for `listen` before listening (the first worker checks the port first). */
   waitToListen: boolean;
   dataDir: string;
+  /** A shared store (postgres://…) instead of the data directory. */
+  storeUrl?: string;
+  /** How other nodes reach this one (logs across nodes); default http://<host>:<port>. */
+  advertiseUrl?: string;
   allowPrivateEgress: boolean;
   limits: Partial<Limits>;
 }

@@ -8,6 +8,10 @@ export interface ServeOptions {
   host: string;
   port: number;
   dataDir: string;
+  /** `postgres://…`: a store shared by several nodes (default: the data directory). */
+  storeUrl: string | undefined;
+  /** How other nodes reach this one (logs across nodes); default http://<host>:<port>. */
+  advertiseUrl: string | undefined;
   /** Worker processes (default: the number of CPUs). */
   workers: number;
   allowPrivateEgress: boolean;
@@ -33,6 +37,8 @@ export function parseServeOptions(argv: string[]): ServeOptions {
       port: { type: 'string', default: env.PORT ?? '8080' },
       host: { type: 'string', default: env.HOST ?? '127.0.0.1' },
       data: { type: 'string', default: env.ISLET_DATA ?? path.join(process.cwd(), '.islet-data') },
+      store: { type: 'string', default: env.ISLET_STORE || undefined },
+      'advertise-url': { type: 'string', default: env.ISLET_ADVERTISE_URL || undefined },
       workers: { type: 'string', default: env.ISLET_WORKERS ?? String(availableParallelism()) },
       'allow-private-egress': { type: 'boolean', default: false },
       'warm-memory': { type: 'string', default: env.ISLET_WARM_MEMORY ?? String(DEFAULT_LIMITS.maxWarmMemoryMb) },
@@ -49,6 +55,8 @@ export function parseServeOptions(argv: string[]): ServeOptions {
     host: values.host!,
     port,
     dataDir: path.resolve(values.data!),
+    storeUrl: values.store,
+    advertiseUrl: values['advertise-url'],
     workers,
     allowPrivateEgress: Boolean(values['allow-private-egress']),
     warmMemoryMb,

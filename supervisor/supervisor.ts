@@ -138,6 +138,8 @@ export class Supervisor {
       probe,
       waitToListen,
       dataDir: this.options.dataDir,
+      storeUrl: this.options.storeUrl,
+      advertiseUrl: this.options.advertiseUrl,
       allowPrivateEgress: this.options.allowPrivateEgress,
       limits: this.workerLimits,
     };

@@ -9,6 +9,7 @@ import { catastrophes } from '../engine/isolate/instance';
 import type { Store } from '../engine/store/store';
 import { startServer, type RunningServer } from '../http/server';
 import { Channel, type Endpoint } from './channel';
+import { advertisedUrl, type ClusterLogs } from './cluster-logs';
 import { openEngine } from './compose';
 import { ChannelCoordinator } from './coordinator';
 import type { WorkerConfig, WorkerReport, WorkerStats } from './messages';
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
     draining ??= (async () => {
       console.error(`[islet] worker ${config.slot} (pid ${process.pid}) draining: ${reason}`);
       await server?.drain();
+      cluster?.stop();
       // Closing waits for nothing of the calls' (they are done); bounded all the same.
       const closed = (async () => {
         await engine?.close();
@@ -71,11 +73,14 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => undefined);
   channel.notify('hello');
 
-  ({ engine, store } = await openEngine({
+  let cluster: ClusterLogs | undefined;
+  ({ engine, store, cluster } = await openEngine({
     dataDir: config.dataDir,
     limits: config.limits,
     allowPrivateEgress: config.allowPrivateEgress,
-    fileStore: { coordinator: new ChannelCoordinator(channel), clean: false },
+    storeUrl: config.storeUrl,
+    coordinator: new ChannelCoordinator(channel),
+    clean: false,
     logs: { writer: config.logWriter, beforeRead: () => channel.request('flush-logs') },
   }));
   const logs = engine.logs;
@@ -101,6 +106,7 @@ async function main(): Promise<void> {
     },
   });
   server = running;
+  cluster?.start(config.advertiseUrl ?? advertisedUrl(config.host, running.port));
   channel.notify('ready', { port: running.port });
   setInterval(() => channel.notify('stats', stats()), STATS_MS).unref();
 }

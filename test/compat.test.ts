@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import t from 'tap';
 import { islet } from './helpers/cli';
 import { fixture, ROOT, startTestServer, type TestServer } from './helpers/server';
+import { missingRequirement } from './helpers/requirements';
 
 // The Python compatibility suite: 42 request-time cases (popular pure-Python packages laid out as
 // `pip install --target .` would, and the standard library), each deployed unchanged with the
@@ -74,7 +75,7 @@ async function onIslet(group: string, name: string, context: unknown): Promise<O
 
 t.test('compatibility with CPython: at least 95% of the cases that pass there pass on islet, and only the known ones differ', async (t) => {
   if (missing.length > 0) {
-    t.plan(0, `skip: Debian's python3-* packages are not installed (missing ${missing.join(', ')}; .ci/run installs them)`);
+    missingRequirement(t, `Debian's python3-* packages are not installed (missing ${missing.join(', ')})`);
     return;
   }
   const context = { base: s.url, account: s.accountId, key: s.apiKey, callee: 'compat_callee' };

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
 import { startCountingListener, type CountingListener } from './helpers/listener';
+import { missingRequirement } from './helpers/requirements';
 import { fixture, startTestServer, type TestServer } from './helpers/server';
 
 // Python's way out: sockets that carry HTTP to the host's guarded egress, async handlers, and the
@@ -131,7 +132,7 @@ const DIST = '/usr/lib/python3/dist-packages';
 const REQUESTS = ['requests', 'urllib3', 'idna', 'certifi', 'charset_normalizer', 'chardet', 'six.py'];
 t.test('a vendored requests (Debian\'s python3-requests, laid out as pip --target would): GET, POST with JSON, a session, status', async (t) => {
   if (!REQUESTS.slice(0, 5).every((p) => existsSync(path.join(DIST, p)))) {
-    t.plan(0, `skip: Debian's python3-requests is not installed (.ci/run installs it)`);
+    missingRequirement(t, `Debian's python3-requests is not installed`);
     return;
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'islet-requests-'));

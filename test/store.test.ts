@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
 import { Catalog } from '../engine/store/catalog';
-import { chainLock, type Coordinator } from '../engine/store/file/coordinator';
+import { chainLock, type Coordinator } from '../engine/store/coordinator';
 import { FileStore } from '../engine/store/file/store';
 import type { StoreChange } from '../engine/store/store';
 import { storeConformance } from './helpers/store-conformance';

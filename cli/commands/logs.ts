@@ -16,7 +16,7 @@ export function parseSince(value: string, now = Date.now()): number {
 }
 
 export function formatEntry(e: LogEntry): string {
-  return `${new Date(e.t).toISOString()} ${e.requestId || '-'} ${e.level.toUpperCase().padEnd(5)} ${e.message}`;
+  return `${new Date(e.t).toISOString()} ${e.node ? `[${e.node}] ` : ''}${e.requestId || '-'} ${e.level.toUpperCase().padEnd(5)} ${e.message}`;
 }
 
 export interface LogsOptions {

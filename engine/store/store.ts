@@ -20,10 +20,11 @@ export interface Store {
    */
   watch(listener: (change: StoreChange) => Promise<void>): void;
   readAccount(accountId: string): Promise<AccountRecord | undefined>;
-  accountCount(): Promise<number>;
   readFunction(account: string, name: string): Promise<FunctionRecord | undefined>;
 
   createAccount(): Promise<NewAccount>;
+  /** Creates an account only if the store has none (once, however many nodes start at the same time). */
+  ensureFirstAccount(): Promise<NewAccount | undefined>;
   /** Adds a key to an account; the key itself is in the answer only (the store keeps its digest). */
   createKey(accountId: string, options?: { name?: string; scope?: KeyScope }): Promise<NewKey>;
   /** Revokes a key by id: refused on the next call, everywhere. */
@@ -40,7 +41,21 @@ export interface Store {
   /** A local folder holding the version's files (fetched first if this machine has not got them). */
   codeDir(manifest: FunctionManifest): Promise<string>;
 
+  /** Copying between stores (`islet store copy`): an account as it is, key digests included. */
+  importAccount(record: AccountRecord): Promise<void>;
+  /** Copying between stores: a version as it is (its id kept, not validated again), made the serving one. */
+  importVersion(manifest: FunctionManifest, codeDir: string): Promise<void>;
+
+  /** Whether the store can take writes now (`/healthz`). */
+  health(): StoreHealth;
   close(): Promise<void>;
+}
+
+export interface StoreHealth {
+  kind: 'file' | 'postgres';
+  description: string;
+  /** `unavailable`: writes fail with ERR_STORE_UNAVAILABLE; calls keep being served from memory. */
+  state: 'ok' | 'unavailable';
 }
 
 /** Deploy-time validation of a candidate version, on its unpacked files. */

@@ -18,6 +18,12 @@ export interface StoreUnderTest {
 
 const spec = (name: string, extra: Partial<FunctionSpec> = {}): FunctionSpec => ({ name, runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {}, ...extra });
 const pass = () => Promise.resolve();
+/** Lets the echoes of earlier writes arrive (a shared store's notifications are asynchronous), then forgets them. */
+const quiet = async (changes: StoreChange[]) => {
+  await new Promise((r) => setTimeout(r, 100));
+  changes.length = 0;
+};
+const heard = (changes: StoreChange[], change: StoreChange) => changes.some((c) => JSON.stringify(c) === JSON.stringify(change));
 
 export function storeConformance(t: Test, impl: StoreUnderTest): void {
   let store: Store;
@@ -58,7 +64,7 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
   t.test('deploy: a checked version serves, its files are in codeDir, a change is announced before the deploy returns', async (t) => {
     const { accountId } = await store.createAccount();
     const folder = functionFolder('exports.handler = () => 1;\n', { 'lib/util.js': 'module.exports = 2;\n' });
-    changes.length = 0;
+    await quiet(changes);
     let checked = '';
     const manifest = await store.deploy(accountId, spec('one'), { dir: folder }, async (m, codeDir) => {
       checked = readFileSync(path.join(codeDir, m.file), 'utf8');
@@ -66,7 +72,7 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     t.equal(checked, 'exports.handler = () => 1;\n', 'the check saw the unpacked code');
     t.same(manifest.files, ['function.js', 'lib/util.js']);
     t.match(manifest.contentHash, /^[0-9a-f]{64}$/);
-    t.same(changes, [{ kind: 'function', account: accountId, name: 'one' }], 'the change was heard before deploy resolved');
+    t.ok(heard(changes, { kind: 'function', account: accountId, name: 'one' }), 'the change was heard before deploy resolved');
     const record = await store.readFunction(accountId, 'one');
     t.same(record?.traffic, [{ version: manifest.version, percent: 100 }]);
     t.equal(record?.serving[0]?.version, manifest.version);
@@ -77,7 +83,7 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
   t.test('deploy: a failed check or bundle changes nothing and the previous version keeps serving', async (t) => {
     const { accountId } = await store.createAccount();
     const first = await store.deploy(accountId, spec('kept'), { dir: functionFolder('exports.handler = () => "v1";\n') }, pass);
-    changes.length = 0;
+    await quiet(changes);
     await t.rejects(
       store.deploy(accountId, spec('kept'), { dir: functionFolder('exports.handler = () => "v2";\n') }, () => Promise.reject(new Error('refused by the check'))),
       /refused by the check/,
@@ -91,9 +97,9 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
   t.test('remove: the function is gone, and removing it again finds nothing', async (t) => {
     const { accountId } = await store.createAccount();
     const deployed = await store.deploy(accountId, spec('gone'), { dir: functionFolder('exports.handler = () => 0;\n') }, pass);
-    changes.length = 0;
+    await quiet(changes);
     t.equal((await store.remove(accountId, 'gone'))?.version, deployed.version);
-    t.same(changes, [{ kind: 'function', account: accountId, name: 'gone' }]);
+    t.ok(heard(changes, { kind: 'function', account: accountId, name: 'gone' }), 'the removal was heard before it resolved');
     t.equal(await store.readFunction(accountId, 'gone'), undefined);
     t.notOk((await store.load()).functions.some((f) => f.account === accountId), 'not in a full load either');
     t.equal(await store.remove(accountId, 'gone'), undefined);

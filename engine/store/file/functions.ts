@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, promises as fsp } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { listFiles, materializeBundle, type BundleLimits, type BundleSource } from '../../bundle';
-import { ServiceError } from '../../errors';
+import { materializeBundle, type BundleLimits, type BundleSource } from '../../bundle';
 import type { FunctionManifest, FunctionSpec } from '../../manifest';
 import type { FunctionRecord } from '../store';
+import { describeVersion } from '../version';
 import { fsyncPath, fsyncTree, listDirs, readJsonFile, writeFileAtomic } from './fsutil';
 
 /** A version unpacked aside, not yet published. */
@@ -93,21 +93,7 @@ export class FunctionFiles {
     await fsp.mkdir(codeDir, { recursive: true });
     try {
       await materializeBundle(source, codeDir, limits);
-      const files = await listFiles(codeDir);
-      if (!files.includes(spec.file)) {
-        throw new ServiceError('ERR_INVALID_FUNCTION', `functions.${spec.name}.file: ${spec.file} is not in the deployed folder`, { key: 'file' });
-      }
-      const { hash, bytes } = await hashFiles(codeDir, files);
-      const manifest: FunctionManifest = {
-        ...spec,
-        account,
-        version: `${Date.now().toString(36)}-${hash.slice(0, 10)}`,
-        deployedAt: new Date().toISOString(),
-        contentHash: hash,
-        files,
-        bytes,
-      };
-      return { manifest, codeDir, dir };
+      return { manifest: await describeVersion(codeDir, account, spec), codeDir, dir };
     } catch (err) {
       await this.discard({ dir });
       throw err;
@@ -156,18 +142,4 @@ export class FunctionFiles {
       await fsp.rm(path.join(versionsDir, old), { recursive: true, force: true });
     }
   }
-}
-
-async function hashFiles(dir: string, files: string[]): Promise<{ hash: string; bytes: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  for (const file of files) {
-    hash.update(file).update('\0');
-    for await (const chunk of createReadStream(path.join(dir, file))) {
-      hash.update(chunk as Buffer);
-      bytes += (chunk as Buffer).length;
-    }
-    hash.update('\0');
-  }
-  return { hash: hash.digest('hex'), bytes };
 }

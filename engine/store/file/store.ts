@@ -3,9 +3,9 @@ import type { BundleLimits, BundleSource } from '../../bundle';
 import { ServiceError } from '../../errors';
 import type { FunctionManifest, FunctionSpec } from '../../manifest';
 import { newAccountId, newKey } from '../keys';
-import type { AccountRecord, CatalogSnapshot, DeployCheck, FunctionRecord, KeyScope, NewAccount, NewKey, Store, StoreChange } from '../store';
+import type { AccountRecord, CatalogSnapshot, DeployCheck, FunctionRecord, KeyScope, NewAccount, NewKey, Store, StoreChange, StoreHealth } from '../store';
 import { AccountFiles } from './accounts';
-import { LocalCoordinator, type Coordinator } from './coordinator';
+import { LocalCoordinator, type Coordinator } from '../coordinator';
 import { FunctionFiles } from './functions';
 
 export interface FileStoreOptions {
@@ -56,10 +56,6 @@ export class FileStore implements Store {
     return this.accounts.read(accountId);
   }
 
-  accountCount(): Promise<number> {
-    return this.accounts.count();
-  }
-
   readFunction(account: string, name: string): Promise<FunctionRecord | undefined> {
     return this.functions.read(account, name);
   }
@@ -70,6 +66,10 @@ export class FileStore implements Store {
     await this.accounts.write(record);
     await this.changed({ kind: 'account', accountId: record.id });
     return { accountId: record.id, apiKey };
+  }
+
+  ensureFirstAccount(): Promise<NewAccount | undefined> {
+    return this.coordinator.withLock('first-account', async () => ((await this.accounts.count()) > 0 ? undefined : this.createAccount()));
   }
 
   createKey(accountId: string, options: { name?: string; scope?: KeyScope } = {}): Promise<NewKey> {
@@ -108,6 +108,25 @@ export class FileStore implements Store {
 
   codeDir(manifest: FunctionManifest): Promise<string> {
     return Promise.resolve(this.functions.codeDir(manifest));
+  }
+
+  async importAccount(record: AccountRecord): Promise<void> {
+    await this.coordinator.withLock(`account:${record.id}`, () => this.accounts.write(record));
+    await this.changed({ kind: 'account', accountId: record.id });
+  }
+
+  async importVersion(manifest: FunctionManifest, codeDir: string): Promise<void> {
+    const staged = await this.functions.stage(manifest.account, manifest, { dir: codeDir }, undefined);
+    try {
+      await this.coordinator.withLock(functionLock(manifest.account, manifest.name), () => this.functions.publish({ ...staged, manifest }));
+    } finally {
+      await this.functions.discard(staged);
+    }
+    await this.changed({ kind: 'function', account: manifest.account, name: manifest.name });
+  }
+
+  health(): StoreHealth {
+    return { kind: 'file', description: this.description, state: 'ok' };
   }
 
   close(): Promise<void> {

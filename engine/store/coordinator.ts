@@ -1,10 +1,11 @@
-import type { StoreChange } from '../store';
+import type { StoreChange } from './store';
 
 /**
- * What several processes writing one data directory agree through: the writes that read before
- * they write (a key added to an account, a deploy switching `current`) hold a named lock, and every
- * change reaches the other processes before the write that made it returns. The supervisor's
- * workers implement it over their IPC channel; a process alone uses LocalCoordinator.
+ * What the processes of one machine sharing a store agree through (the supervisor's workers, over
+ * their IPC channel; a process alone uses LocalCoordinator). Every change reaches the other
+ * processes before the write that made it returns. The file store also takes named locks for the
+ * writes that read before they write (a key added to an account, a deploy switching `current`);
+ * PostgreSQL has its own transactions for that.
  */
 export interface Coordinator {
   /** Runs `work` while no other process sharing the data directory holds the lock `name`. */
