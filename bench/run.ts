@@ -21,6 +21,7 @@ interface Ready {
   url: string;
   accountId?: string;
   apiKey?: string;
+  flood?: { accountId: string; apiKey: string };
 }
 
 type Figures = Record<string, number>;
@@ -86,6 +87,36 @@ async function timeCalls(base: string, accountId: string, apiKey: string, names:
   return times;
 }
 
+/** The flooding account's rate bound, calls per second. */
+const FLOOD_RATE = 1000;
+
+/**
+ * Calls the `split` function (version 2 serves 10%) 10,000 times over 16 connections and answers
+ * the percent that version 2 answered (X-Service-Version); `sticky`: each call with a key of its own.
+ */
+async function splitShare(base: string, accountId: string, apiKey: string, sticky: boolean): Promise<number> {
+  const client = new Pool(base, { connections: 16 });
+  let next = 0;
+  let second = 0;
+  const worker = async () => {
+    while (next < 10_000) {
+      const i = next++;
+      const headers: Record<string, string> = { 'X-Service-Api-Key': apiKey };
+      if (sticky) headers['X-Service-Version-Key'] = `user-${i}`;
+      const res = await client.request({ method: 'GET', path: `/v2/run/${accountId}/split`, headers });
+      await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`split: ${res.statusCode}`);
+      if (res.headers['x-service-version'] === '2') second++;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: 16 }, worker));
+  } finally {
+    await client.close();
+  }
+  return second / 100;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { quick: { type: 'boolean', default: false }, compare: { type: 'string' }, tool: { type: 'string' }, 'no-python': { type: 'boolean', default: false }, out: { type: 'string' } },
@@ -109,9 +140,13 @@ async function main(): Promise<void> {
   console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`);
   console.log('starting the islet server and deploying the scenario functions...');
   const startIslet = (config: Partial<BenchServerConfig>) => startProcess<Ready>('server.js', { BENCH_CONFIG: JSON.stringify({ ...none, ...config }) });
-  let islet = await startIslet({ core: true, coldFunctions: serverConfig.coldFunctions });
+  const metricsToken = 'bench-metrics-token';
+  let islet = await startIslet({ core: true, coldFunctions: serverConfig.coldFunctions, metricsToken, floodRate: FLOOD_RATE });
   let { url, accountId, apiKey } = islet.ready as Required<Ready>;
+  const flood = islet.ready.flood!;
   const baseline = await startProcess<Ready>('baseline.js', { BENCH_KEY: apiKey });
+  // The metrics A/B's other server: the same hello, counting nothing.
+  const quiet = await startIslet({ helloOnly: true, metrics: false });
   /** Replaces the islet server by a fresh one deployed with `config` (a scenario group of its own). */
   const switchServer = async (config: Partial<BenchServerConfig>) => {
     islet.child.kill('SIGKILL');
@@ -152,8 +187,13 @@ async function main(): Promise<void> {
   const body10k = tenKilobyteJson();
 
   try {
-    console.log(`1. warm node8 hello (GET ?name=): the baseline, islet in one process, and islet serve with 1 and ${cores} workers`);
+    console.log(`1. warm node8 hello (GET ?name=): the baseline, islet in one process (and again counting no metrics), and islet serve with 1 and ${cores} workers`);
+    // A scrape first, so the metrics' process collectors (event loop, GC) run during the load, as on a scraped server.
+    const scrape = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    if (scrape.status !== 200) throw new Error(`/metrics answered ${scrape.status}`);
+    await scrape.text();
     const hello = { paths: [`/v2/run/${accountId}/hello?name=abc`], headers };
+    const quietReady = quiet.ready as Required<Ready>;
     const helloOf = (s: SupervisedServer) => ({ paths: [`/v2/run/${s.accountId}/hello?name=abc`], headers: { 'X-Service-Api-Key': s.apiKey } });
     for (const n of [1, cores]) {
       const s = await startSupervised(n);
@@ -167,8 +207,11 @@ async function main(): Promise<void> {
       ['hello', url, hello, () => [islet.child.pid!]],
       ['workers1_hello', one.url, helloOf(one), () => onePids],
       ['workers_n_hello', workersN.url, helloOf(workersN), () => workersNPids],
+      ['hello_no_metrics', quietReady.url, { paths: [`/v2/run/${quietReady.accountId}/hello?name=abc`], headers: { 'X-Service-Api-Key': quietReady.apiKey } }, () => [quiet.child.pid!]],
     ]);
+    quiet.child.kill('SIGKILL');
     figures.hello_ratio = figures.hello_rps! / figures.baseline_hello_rps!;
+    figures.metrics_cost = 1 - figures.hello_rps! / figures.hello_no_metrics_rps!;
     figures.workers_n = cores;
     figures.workers1_vs_inprocess_rps = figures.workers1_hello_rps! / figures.hello_rps!;
     figures.workers1_cpu_ratio = figures.workers1_hello_cpu_us! / figures.hello_cpu_us!;
@@ -196,6 +239,7 @@ async function main(): Promise<void> {
     figures.crunch_call_ms = 1000 / figures.crunch_single_rps!;
     figures.crunch_scale_ratio = figures.crunch_scaled_rps! / figures.crunch_single_rps!;
     figures.crunch_scale_per_core = figures.crunch_scale_ratio / cores;
+    figures.metrics_cost = 1 - figures.hello_rps! / figures.hello_no_metrics_rps!;
 
     console.log(`2. warm node8 POST with a ${(body10k.length / 1024).toFixed(1)} KB JSON body`);
     const post = { paths: [`/v2/run/${accountId}/post`], method: 'POST', body: body10k, headers: { ...headers, 'Content-Type': 'application/json' } };
@@ -223,6 +267,20 @@ async function main(): Promise<void> {
     spinning = false;
     await spinner;
     figures.noisy_p99_vs_warm = figures.noisy_hello_p99_ms! / figures.hello_p99_ms!;
+
+    console.log(`10. account flood: the hello while another account floods its own hello (that account limited to ${FLOOD_RATE} calls/s)`);
+    const [victim, flooder] = await Promise.all([
+      run(url, { paths: [`/v2/run/${accountId}/hello?name=abc`], headers }),
+      run(url, { paths: [`/v2/run/${flood.accountId}/hello?name=abc`], headers: { 'X-Service-Api-Key': flood.apiKey } }),
+    ]);
+    record('flood_hello', victim);
+    figures.flood_p99_vs_warm = figures.flood_hello_p99_ms! / figures.hello_p99_ms!;
+    figures.flood_attempts_rps = flooder.rps;
+    figures.flood_refused_share = flooder.errors / Math.max(1, flooder.requests);
+
+    console.log('11. traffic split: 10,000 calls of a function whose version 2 gets 10%, at random and with sticky keys');
+    figures.split_random_pct = await splitShare(url, accountId, apiKey, false);
+    figures.split_sticky_pct = await splitShare(url, accountId, apiKey, true);
 
     console.log('7. function to function: the seed caller via sdk and via fetch');
     record('fn_sdk', await run(url, { paths: [`/v2/run/${accountId}/caller_sdk?name=abc`], headers }));
@@ -282,6 +340,7 @@ async function main(): Promise<void> {
     islet.child.kill('SIGKILL');
     baseline.child.kill('SIGKILL');
     for (const s of supervised) s.stop();
+    quiet.child.kill('SIGKILL');
   }
 
   const targets: [string, string, (f: Figures) => boolean, string][] = [
@@ -299,6 +358,10 @@ async function main(): Promise<void> {
     [`CPU-bound scale-out: rps / single instance / ${cores} cores`, 'crunch_scale_per_core', (f) => f.crunch_scale_per_core! >= 0.8, '>= 0.80'],
     ['deploy propagation between two nodes, p99 (ms)', 'propagation_p99_ms', (f) => f.propagation_p99_ms! <= 1000, '<= 1000'],
     ['warm hello, PostgreSQL store / file store', 'pg_vs_file_hello', (f) => f.pg_vs_file_hello! >= 0.97, '>= 0.97'],
+    ['hello rps lost to counting metrics', 'metrics_cost', (f) => f.metrics_cost! <= 0.03, '<= 0.03'],
+    ["hello p99 in another account's flood / unloaded", 'flood_p99_vs_warm', (f) => f.flood_p99_vs_warm! <= 2, '<= 2'],
+    ['split at random: % of 10,000 calls on the 10% version', 'split_random_pct', (f) => Math.abs(f.split_random_pct! - 10) <= 2, '10 +- 2'],
+    ['split by sticky key: % of 10,000 keys on it', 'split_sticky_pct', (f) => Math.abs(f.split_sticky_pct! - 10) <= 2, '10 +- 2'],
   ];
 
   console.log('\nfigure'.padEnd(34) + 'value');

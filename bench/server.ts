@@ -26,6 +26,18 @@ export interface BenchServerConfig {
   /** A postgres:// store instead of a fresh data directory. */
   storeUrl?: string;
   cacheDir: string;
+  /** hello alone (the metrics A/B's other server). */
+  helloOnly?: boolean;
+  /** Count metrics (default true; the A/B's other server runs without). */
+  metrics?: boolean;
+  /** The token that reads /metrics. */
+  metricsToken?: string;
+  /**
+   * A second account, `flood`, with its own hello and this rate bound (calls per second): the
+   * neighbour whose flood the main account's hello must withstand. Also `split`: hello as version
+   * 1 and version 2 at 10%.
+   */
+  floodRate?: number;
 }
 
 export const BENCH_FUNCTIONS = path.resolve(__dirname, '..', '..', 'bench', 'functions');
@@ -34,20 +46,26 @@ const SEED = path.resolve(__dirname, '..', '..', 'test', 'fixtures', 'seed-node8
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.BENCH_CONFIG ?? '{}') as BenchServerConfig;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-bench-'));
-  const { engine } = await openEngine({ dataDir, storeUrl: config.storeUrl, cacheDir: config.cacheDir, limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000, ...config.limits } });
+  const { engine } = await openEngine({ dataDir, storeUrl: config.storeUrl, cacheDir: config.cacheDir, limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000, ...config.limits }, metrics: config.metrics });
   const { accountId, apiKey } = await engine.createAccount();
-  const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
-  const node8 = (name: string, entrypoint: string, extra: Record<string, unknown> = {}, dir = BENCH_FUNCTIONS) =>
-    engine.deploy(accountId, { name, runtime: 'node8', file: 'function.js', entrypoint, env: {}, ...extra }, { dir });
+  const server = await startServer({ engine, host: '127.0.0.1', port: 0, metricsToken: config.metricsToken });
+  const node8 = (name: string, entrypoint: string, extra: Record<string, unknown> = {}, dir = BENCH_FUNCTIONS, percent?: number, account = accountId) =>
+    engine.deploy(account, { name, runtime: 'node8', file: 'function.js', entrypoint, env: {}, ...extra }, { dir }, { percent });
   const python = (name: string, entrypoint = 'hello', env: Record<string, string> = {}) =>
     engine.deploy(accountId, { name, runtime: 'python2', file: 'function.py', entrypoint, env }, { dir: BENCH_FUNCTIONS });
 
+  let flood: { accountId: string; apiKey: string } | undefined;
+  if (config.helloOnly) await node8('hello', 'hello');
   if (config.core) {
     await node8('hello', 'hello');
+    await node8('split', 'hello');
+    await node8('split', 'hello', {}, BENCH_FUNCTIONS, 10);
     await node8('post', 'post');
     await node8('spin', 'spin', { timeoutMs: 1000 });
-    await node8('caller_sdk', 'callerSdk', { env: { SERVICE_API_KEY: apiKey } }, SEED);
-    await node8('caller_fetch', 'callerFetch', { env: { SERVICE_API_KEY: apiKey, SERVICE_URL: server.url } }, SEED);
+    // Functions call others with a key that can only call.
+    const { apiKey: invokeKey } = await engine.manage.createKey(accountId, { name: 'callers', scope: 'invoke' });
+    await node8('caller_sdk', 'callerSdk', { env: { SERVICE_API_KEY: invokeKey } }, SEED);
+    await node8('caller_fetch', 'callerFetch', { env: { SERVICE_API_KEY: invokeKey, SERVICE_URL: server.url } }, SEED);
     for (let i = 0; i < 20; i++) await node8(`burst_${i}`, 'hello');
   }
   if (config.soak) {
@@ -55,6 +73,11 @@ async function main(): Promise<void> {
     await node8('hungry', 'hungry');
   }
   if (config.crunch) await node8('crunch', 'crunch');
+  if (config.floodRate !== undefined) {
+    flood = await engine.createAccount();
+    await engine.manage.setAccountLimits(flood.accountId, { ratePerSec: config.floodRate });
+    await node8('hello', 'hello', {}, BENCH_FUNCTIONS, undefined, flood.accountId);
+  }
   for (let i = 0; i < config.coldFunctions; i++) await node8(`cold_${i}`, 'hello');
   for (let i = 0; i < config.manyFunctions; i++) await node8(`many_${i}`, 'hello');
   if (config.python) {
@@ -64,7 +87,7 @@ async function main(): Promise<void> {
     await python('py_caller_http', 'caller_http', { SERVICE_API_KEY: apiKey, SERVICE_URL: server.url });
     for (let i = 0; i < config.pythonColdFunctions; i++) await python(`py_cold_${i}`);
   }
-  process.stdout.write(`${JSON.stringify({ url: server.url, accountId, apiKey })}\n`);
+  process.stdout.write(`${JSON.stringify({ url: server.url, accountId, apiKey, flood })}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -19,11 +19,13 @@ function unreachable(url: string, err: Error): CliError {
   return new CliError(`cannot reach the islet server at ${url}: ${(err as NodeJS.ErrnoException).code ?? err.message} (is it running? check "islet show url")`);
 }
 
-/** JSON request to the management API; throws ServerError on an error answer. */
-export async function apiRequest<T>(baseUrl: string, method: string, path: string, apiKey: string | undefined): Promise<T> {
+/** JSON request to the management API (with a JSON body when given); throws ServerError on an error answer. */
+export async function apiRequest<T>(baseUrl: string, method: string, path: string, apiKey: string | undefined, body?: unknown): Promise<T> {
   let response: Response;
+  const headers: Record<string, string> = apiKey ? { 'X-Service-Api-Key': apiKey } : {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
   try {
-    response = await fetch(`${baseUrl}${path}`, { method, headers: apiKey ? { 'X-Service-Api-Key': apiKey } : {} });
+    response = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   } catch (err) {
     throw unreachable(baseUrl, ((err as Error & { cause?: Error }).cause ?? err) as Error);
   }

@@ -7,6 +7,9 @@ import { invoke } from './commands/invoke';
 import { login, show } from './commands/login';
 import { logs } from './commands/logs';
 import { perf } from './commands/perf';
+import { createKey, listKeys, revokeKey } from './commands/keys';
+import { stats } from './commands/stats';
+import { promote, rollback, traffic, versions } from './commands/versions';
 import { CliError } from './errors';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -16,10 +19,11 @@ const out = (text: string) => process.stdout.write(text);
 
 function serveArgs(options: Record<string, unknown>): string[] {
   const args: string[] = [];
-  for (const key of ['port', 'host', 'data', 'store', 'advertiseUrl', 'workers', 'warmMemory', 'maxWorkerRss', 'maxInstances'] as const) {
+  for (const key of ['port', 'host', 'data', 'store', 'advertiseUrl', 'workers', 'warmMemory', 'maxWorkerRss', 'maxInstances', 'keepVersions', 'metricsToken', 'accountMaxInflight', 'accountRate', 'accountBurst'] as const) {
     if (options[key] !== undefined) args.push(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, String(options[key]));
   }
   if (options.allowPrivateEgress) args.push('--allow-private-egress');
+  if (options.metrics === false) args.push('--no-metrics');
   return args;
 }
 
@@ -30,9 +34,51 @@ export function buildCli() {
     .example('islet create node8 hello')
     .action((runtime: string, name: string) => out(create(runtime, name)));
 
-  cli.command('deploy <name>', 'Deploy a function described in service.yml')
+  cli.command('deploy <name>', 'Deploy a function described in service.yml (a new numbered version)')
     .option('--dir <dir>', 'Function folder (default: ./<name> if it has a service.yml, else the current folder)')
-    .action(async (name: string, options: { dir?: string }) => out(await deploy(name, { dir: options.dir })));
+    .option('--message <text>', 'A note kept with the version (shown by "islet versions")')
+    .option('--percent <p>', 'Serve the new version to P% of calls, the previous one to the rest (0-100)')
+    .option('--env <name=value>', "An env value for the function, over service.yml's and the shell's (repeatable)")
+    .action(async (name: string, options: { dir?: string; message?: string; percent?: string | number; env?: string | string[] }) =>
+      out(
+        await deploy(name, {
+          dir: options.dir,
+          message: options.message === undefined ? undefined : String(options.message),
+          percent: options.percent === undefined ? undefined : String(options.percent),
+          envValues: options.env === undefined ? undefined : [options.env].flat().map(String),
+        }),
+      ));
+
+  cli.command('versions <name>', 'List the kept versions of a function and which serve')
+    .option('--json', 'Print JSON')
+    .action(async (name: string, options: { json?: boolean }) => out(await versions(name, Boolean(options.json))));
+
+  cli.command('rollback <name>', 'Serve an earlier version to every call, at once (default: the one before)')
+    .option('--to <version>', 'The version to serve')
+    .action(async (name: string, options: { to?: string | number }) => out(await rollback(name, options.to === undefined ? undefined : String(options.to))));
+
+  cli.command('traffic <name> [...shares]', 'Share calls between up to two versions, e.g. "islet traffic hello 4=90 5=10"')
+    .action(async (name: string, shares: string[]) => out(await traffic(name, shares.map(String))));
+
+  cli.command('promote <name>', 'Send every call to the newest version')
+    .action(async (name: string) => out(await promote(name)));
+
+  cli.command('keys <action> [name]', 'Manage API keys: "keys create", "keys list", "keys revoke <name>"')
+    .option('--name <name>', 'keys create: the key\'s name (default: its id)')
+    .option('--scope <scope>', 'keys create: invoke (call functions only; the default) or admin (everything)')
+    .option('--json', 'Print JSON')
+    .option('--quiet', 'keys create: print only the key')
+    .action(async (action: string, name: string | undefined, options: { name?: string; scope?: string; json?: boolean; quiet?: boolean }) => {
+      if (action === 'create') return out(await createKey({ name: options.name === undefined ? undefined : String(options.name), scope: options.scope, json: options.json, quiet: options.quiet }));
+      if (action === 'list') return out(await listKeys(Boolean(options.json)));
+      if (action === 'revoke') return out(await revokeKey(name === undefined ? undefined : String(name)));
+      throw new CliError(`keys ${action}: unknown action (expected create, list or revoke)`);
+    });
+
+  cli.command('stats <name>', 'Print a function\'s rate, errors and p50/p99 latency over the last minutes')
+    .option('--window <window>', 'How far back: 30s to 24h, e.g. 5m, 1h', { default: '5m' })
+    .option('--json', 'Print JSON (with a series per time slot)')
+    .action(async (name: string, options: { window: string; json?: boolean }) => out(await stats(name, { window: String(options.window), json: options.json })));
 
   cli.command('invoke <name>', 'Call a function and print its response body')
     .option('--data <json>', 'JSON request body')
@@ -51,7 +97,10 @@ export function buildCli() {
   cli.command('logs <name>', "Print a function's logs")
     .option('--since <time>', 'ISO date, unix seconds, or a duration back from now (30s, 15m, 2h, 3d)')
     .option('--tail', 'Keep printing new lines')
-    .action(async (name: string, options: { since?: string; tail?: boolean }) => logs(name, { since: options.since === undefined ? undefined : String(options.since), tail: options.tail }));
+    .option('--level <level>', 'Only this level and more severe ones: debug, log, info, call, warn, error')
+    .option('--json', 'One JSON object per line')
+    .action(async (name: string, options: { since?: string; tail?: boolean; level?: string; json?: boolean }) =>
+      logs(name, { since: options.since === undefined ? undefined : String(options.since), tail: options.tail, level: options.level, json: options.json }));
 
   cli.command('login', 'Store the server URL, account id and API key (checked against the server)')
     .option('--url <url>', 'Server URL')
@@ -80,18 +129,35 @@ export function buildCli() {
     .option('--max-worker-rss <mb>', 'A worker over this resident memory is drained and replaced')
     .option('--max-instances <n>', 'Instances of one busy function version at most (default: the number of CPUs)')
     .option('--allow-private-egress', "Let functions' fetch reach private and loopback addresses")
+    .option('--keep-versions <n>', 'The newest versions of each function kept, serving ones besides (default 10)')
+    .option('--metrics-token <token>', 'Bearer token that reads every metric at /metrics (or $ISLET_METRICS_TOKEN)')
+    .option('--no-metrics', 'Count nothing for /metrics and "islet stats"')
+    .option('--account-max-inflight <n>', "Calls of one account's functions running at once (default 1000)")
+    .option('--account-rate <n>', 'Calls per second of one account, over time (default: no bound)')
+    .option('--account-burst <n>', 'Calls an account may make at once above its rate (default: one second of it)')
     // The server, the stores and the runtimes load only for the verbs that use them.
     .action(async (options: Record<string, unknown>) => (await import('../supervisor/main')).serve(serveArgs(options)));
 
-  cli.command('account <action>', 'Offline admin: "account create" adds an account to a data directory and prints its id and key')
+  cli.command('account <action> [id]', 'Offline admin: "account create" adds an account and prints its id and key; "account limits <id>" sets its own limits')
     .option('--data <dir>', 'Data directory', { default: '.islet-data' })
-    .option('--json', 'Print {"accountId", "apiKey"} as JSON')
-    .action(async (action: string, options: { data: string; json?: boolean }) => {
-      if (action !== 'create') throw new CliError(`account ${action}: unknown action (expected "account create")`);
-      out(await (await import('./commands/account')).createAccount(String(options.data), Boolean(options.json)));
+    .option('--store <url>', 'postgres://… instead of the data directory (or $ISLET_STORE)')
+    .option('--json', 'account create: print {"accountId", "apiKey"} as JSON')
+    .option('--max-inflight <n>', "account limits: calls of the account's functions running at once")
+    .option('--rate <n>', 'account limits: calls per second over time (0: no bound)')
+    .option('--burst <n>', 'account limits: calls at once above the rate')
+    .option('--reset', "account limits: back to the server's defaults")
+    .action(async (action: string, id: string | undefined, options: { data: string; store?: string; json?: boolean; maxInflight?: string; rate?: string; burst?: string; reset?: boolean }) => {
+      const where = { dataDir: String(options.data), storeUrl: options.store ?? (process.env.ISLET_STORE || undefined) };
+      const account = await import('./commands/account');
+      if (action === 'create') return out(await account.createAccount(where, Boolean(options.json)));
+      if (action === 'limits') {
+        const text = (v: unknown) => (v === undefined ? undefined : String(v));
+        return out(await account.accountLimits(where, text(id), { maxInflight: text(options.maxInflight), rate: text(options.rate), burst: text(options.burst), reset: options.reset }));
+      }
+      throw new CliError(`account ${action}: unknown action (expected "account create" or "account limits <id>")`);
     });
 
-  cli.command('store <action>', '"store copy --from <data-dir|postgres://…> --to <data-dir|postgres://…>" copies accounts, keys and functions between stores')
+  cli.command('store <action>', '"store copy --from <data-dir|postgres://…> --to <data-dir|postgres://…>" copies accounts, keys, functions, their versions and splits between stores')
     .option('--from <store>', 'A data directory or a postgres:// URL')
     .option('--to <store>', 'A data directory or a postgres:// URL')
     .action(async (action: string, options: { from?: string; to?: string }) => {

@@ -39,6 +39,22 @@ export class EgressError extends TypeError {
 /** Marks the connector's refusal so the failure it causes inside undici can be told apart. */
 const BLOCKED = Symbol('blocked');
 
+/** How functions' fetches ended, counted for the metrics (`islet_egress_requests_total{outcome}`). */
+export interface EgressCounts {
+  /** An answer came back (whatever its status). */
+  ok: number;
+  /** The address is not one functions may reach. */
+  refused: number;
+  /** Past the timeout. */
+  timeout: number;
+  /** The answer's body was over the limit. */
+  too_large: number;
+  /** Not a fetchable URL (bad URL, protocol). */
+  invalid: number;
+  /** Anything else: DNS, connection refused, TLS errors. */
+  failed: number;
+}
+
 /**
  * Outbound HTTP for functions. Every connection, redirects included, is checked after DNS
  * resolution against the address it really goes to, so DNS names and redirects pointing at
@@ -46,6 +62,7 @@ const BLOCKED = Symbol('blocked');
  */
 export class Egress {
   private readonly agent: Agent;
+  readonly counts: EgressCounts = { ok: 0, refused: 0, timeout: 0, too_large: 0, invalid: 0, failed: 0 };
 
   constructor(private readonly options: EgressOptions) {
     const base = buildConnector({ timeout: 10_000 });
@@ -62,6 +79,17 @@ export class Egress {
   }
 
   async fetch(requestJson: string, body: Uint8Array | undefined): Promise<{ payload: string; body: Uint8Array }> {
+    try {
+      const answer = await this.send(requestJson, body);
+      this.counts.ok++;
+      return answer;
+    } catch (err) {
+      this.counts[outcomeOf(err)]++;
+      throw err;
+    }
+  }
+
+  private async send(requestJson: string, body: Uint8Array | undefined): Promise<{ payload: string; body: Uint8Array }> {
     const request = parseRequest(requestJson);
     let url: URL;
     try {
@@ -133,6 +161,21 @@ export class Egress {
     // The service itself, on its own port, is always reachable (function-to-function over HTTP).
     return this.options.selfPorts().includes(port) && (range === 'loopback' || range === 'unspecified' || isLocalInterface(parsed));
   }
+}
+
+const OUTCOME_OF: Record<EgressErrorCode, Exclude<keyof EgressCounts, 'ok'>> = {
+  ERR_EGRESS_URL: 'invalid',
+  ERR_EGRESS_BLOCKED: 'refused',
+  ERR_EGRESS_TIMEOUT: 'timeout',
+  ERR_EGRESS_TOO_LARGE: 'too_large',
+  ERR_EGRESS_DNS: 'failed',
+  ERR_EGRESS_REFUSED: 'failed',
+  ERR_EGRESS_TLS: 'failed',
+  ERR_EGRESS_FAILED: 'failed',
+};
+
+function outcomeOf(err: unknown): Exclude<keyof EgressCounts, 'ok'> {
+  return err instanceof EgressError ? OUTCOME_OF[err.code] : 'failed';
 }
 
 function isLocalInterface(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {

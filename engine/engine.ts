@@ -1,16 +1,22 @@
 import { checkNodeFlags } from './node-flags';
+import { Admission, KeyUseRecorder, type Gate } from './admission';
 import { ServiceError } from './errors';
 import { Egress } from './egress';
 import { DEFAULT_LIMITS, type Limits } from './limits';
 import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
-import { isFunctionName, isPublicName, keyPerManifest, validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
+import { describeFunction, isFunctionName, isPublicName, validateSpec, type FunctionDescription, type FunctionManifest, type RuntimeName } from './manifest';
 import { catastrophes } from './isolate/instance';
+import { Management } from './manage';
+import { logObserver, metricsObserver, observers, type CallObserver } from './observer';
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
 import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
 import type { BundleSource } from './bundle';
+import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
+import { History } from './stats/history';
 import { Catalog } from './store/catalog';
 import type { NewAccount, Store, StoreHealth } from './store/store';
+import { checkPercent } from './store/traffic';
 
 /** What the engine gives a runtime it creates: the limits, and where to report its instances' deaths and sizes. */
 export interface RuntimeContext {
@@ -38,6 +44,19 @@ export interface EngineOptions {
   limits?: Partial<Limits>;
   /** Let functions' fetch reach private and loopback addresses (default false). */
   allowPrivateEgress?: boolean;
+  /**
+   * Count every function's calls for `/metrics`, `islet stats` and their recent history (default
+   * true). Off, a call is only logged.
+   */
+  metrics?: boolean;
+}
+
+/** What a deploy may say besides the function's spec. */
+export interface DeployRequest {
+  /** A note kept with the version. */
+  message?: string;
+  /** Serve the new version to this share of calls, 0–100 (the rest stays on the previous one). */
+  percent?: unknown;
 }
 
 /** An invocation as it arrives (over HTTP or from `sdk.invoke`). */
@@ -60,6 +79,8 @@ export interface InvokeResponse {
   requestId: string;
   /** Microseconds spent in the handler. */
   durationUs: number;
+  /** The function version that answered (X-Service-Version); absent when no version was chosen. */
+  version?: number;
 }
 
 export interface EngineStats extends PoolStats {
@@ -80,15 +101,22 @@ export class Engine {
   readonly limits: Limits;
   readonly catalog: Catalog;
   readonly logs: LogStore;
+  /** Keys, scopes and each account's share: asked by calls and by the management API. */
+  readonly admission: Admission;
+  /** Per-function counters (calls in flight, and what the metrics observer counts). */
+  readonly functionStats = new FunctionStatsTable((account, name) => this.catalog.function(account, name) !== undefined);
+  readonly store: Store;
+  readonly egress: Egress;
+  readonly pool: WarmPool;
+  readonly keyUses: KeyUseRecorder;
+  /** Versions, traffic and keys (the management API's operations besides deploy and remove). */
+  readonly manage: Management;
+  readonly history: History | undefined;
+  private readonly observer: CallObserver;
   private readonly logReader: LogReader;
-  private readonly store: Store;
-  private readonly pool: WarmPool;
   private readonly runtimes = new Map<RuntimeName, Runtime>();
   /** The first name of each runtime (`/healthz`). */
   private readonly runtimeNames: string[] = [];
-  /** Calls in flight per function (`account/name`). */
-  private readonly inflight = new Map<string, number>();
-  private readonly egress: Egress;
   private readonly selfPorts: number[] = [];
 
   private constructor(options: EngineOptions) {
@@ -96,11 +124,21 @@ export class Engine {
     this.store = options.store;
     this.logs = options.logs;
     this.logReader = options.logReader ?? options.logs;
+    const metrics = options.metrics ?? true;
+    this.observer = metrics ? observers(logObserver(options.logs), metricsObserver()) : logObserver(options.logs);
+    this.history = metrics ? new History(this.functionStats) : undefined;
     this.pool = new WarmPool(this.limits.maxWarmInstances, this.limits.maxWarmMemoryMb, {
       maxPerVersion: this.limits.maxInstancesPerVersion,
       idleMs: this.limits.instanceIdleMs,
     });
-    this.catalog = new Catalog(this.store, (retired) => this.pool.retire(retired));
+    this.catalog = new Catalog(
+      this.store,
+      (retired) => this.pool.retire(retired),
+      (accountId) => this.admission?.accountChanged(accountId),
+    );
+    this.admission = new Admission(this.catalog, this.limits);
+    this.keyUses = new KeyUseRecorder(this.catalog, this.store);
+    this.manage = new Management(this.store, this.catalog, this.keyUses);
     this.egress = new Egress({
       allowPrivate: options.allowPrivateEgress ?? false,
       selfPorts: () => this.selfPorts,
@@ -123,6 +161,8 @@ export class Engine {
     checkNodeFlags();
     const engine = new Engine(options);
     await engine.catalog.open();
+    engine.keyUses.start();
+    engine.history?.start();
     return engine;
   }
 
@@ -135,12 +175,22 @@ export class Engine {
     return this.store.createAccount();
   }
 
-  /** Validates, stores and switches to a new version. On any error the previous version keeps serving. */
-  async deploy(accountId: string, specInput: unknown, source: BundleSource): Promise<FunctionManifest> {
+  /**
+   * Validates and stores a new version, and serves it (to `percent` of the calls when given). On any
+   * error the previous version keeps serving.
+   */
+  async deploy(accountId: string, specInput: unknown, source: BundleSource, request: DeployRequest = {}): Promise<FunctionManifest> {
     if (!this.catalog.hasAccount(accountId)) throw new ServiceError('ERR_NOT_FOUND', `no account ${accountId}`);
     const spec = validateSpec(specInput, this.limits);
+    const percent = request.percent === undefined ? undefined : checkPercent(request.percent);
+    if (request.message !== undefined && (typeof request.message !== 'string' || request.message.length > 1000)) {
+      throw new ServiceError('ERR_BAD_REQUEST', 'message must be a string of at most 1,000 characters');
+    }
     const runtime = this.runtimeFor(spec.runtime);
-    return this.store.deploy(accountId, spec, source, (candidate, codeDir) => runtime.validate(candidate, codeDir, this.servicesFor(candidate)));
+    return this.store.deploy(accountId, spec, source, (candidate, codeDir) => runtime.validate(candidate, codeDir, this.servicesFor(candidate)), {
+      message: request.message || undefined,
+      percent,
+    });
   }
 
   async remove(accountId: string, name: string): Promise<FunctionManifest | undefined> {
@@ -149,15 +199,17 @@ export class Engine {
     return removed;
   }
 
+  /** The account's functions: each the version serving most calls, with the split. */
+  list(accountId: string): FunctionDescription[] {
+    return this.catalog.list(accountId).map((entry) => describeFunction(entry.primary, entry.record.traffic));
+  }
+
   /** A function's logs, from every node that serves it. */
   readLogs(accountId: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]> {
     return this.logReader.read(accountId, name, query, apiKey);
   }
 
-  list(accountId: string): FunctionManifest[] {
-    return this.catalog.list(accountId);
-  }
-
+  /** The version serving most calls of a function. */
   describe(accountId: string, name: string): FunctionManifest | undefined {
     return this.catalog.serving(accountId, name);
   }
@@ -178,49 +230,56 @@ export class Engine {
     return new Promise((resolve) => this.dispatch(request, resolve));
   }
 
-  /** `invoke` for the HTTP server's hot path: `respond` is called exactly once, never with a throw. */
+  /**
+   * `invoke` for the HTTP server's hot path: `respond` is called exactly once, never with a throw.
+   * Admission in SPEC §2's order: the key, the function (and the version this call runs), the
+   * body's size, the function's calls in flight, the account's share.
+   */
   dispatch(request: InvokeRequest, respond: (response: InvokeResponse) => void): void {
     const requestId = request.requestId ?? newRequestId();
+    const { accountId, functionName } = request;
     let manifest: FunctionManifest;
+    let stats: FunctionStats;
     try {
-      manifest = this.admit(request);
+      if (!isPublicName(functionName)) this.admission.checkCallKey(accountId, request.apiKey, functionName);
+      const entry = isFunctionName(functionName) ? this.catalog.function(accountId, functionName) : undefined;
+      if (!entry) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${functionName} in account ${accountId}`);
+      // The sticky key is looked up only when two versions share the calls.
+      manifest = entry.second === undefined ? entry.first : this.catalog.pick(entry, request.headers['x-service-version-key']);
+      stats = this.functionStats.of(manifest);
     } catch (err) {
       respond(errorResponse(err, requestId, 0));
       return;
     }
-    this.run(manifest, request, requestId, respond);
+    let gate: Gate;
+    try {
+      if (request.body.length > this.limits.requestBodyBytes) {
+        throw new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${this.limits.requestBodyBytes} bytes`);
+      }
+      if (stats.inflight >= this.limits.maxInFlightPerFunction) {
+        throw new ServiceError('ERR_OVERLOADED', `function ${manifest.name} already has ${stats.inflight} calls in flight (limit ${this.limits.maxInFlightPerFunction})`);
+      }
+      gate = this.admission.enter(accountId);
+    } catch (err) {
+      if (err instanceof ServiceError) this.observer.callRefused(stats, err);
+      respond(errorResponse(err, requestId, 0, manifest.version));
+      return;
+    }
+    this.run(manifest, stats, gate, request, requestId, respond);
   }
 
-  /** Checks a call against SPEC §2 in its order (key, function, size) and returns the function to run. */
-  private admit(request: InvokeRequest): FunctionManifest {
-    const { accountId, functionName } = request;
-    if (!isPublicName(functionName)) {
-      if (!request.apiKey) throw new ServiceError('ERR_NO_KEY', `function ${functionName} is secured: send the account API key in the X-Service-Api-Key header`);
-      if (!this.catalog.verifyKey(accountId, request.apiKey)) throw new ServiceError('ERR_BAD_KEY', `the API key is not valid for account ${accountId}`);
-    }
-    const manifest = isFunctionName(functionName) ? this.catalog.serving(accountId, functionName) : undefined;
-    if (!manifest) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${functionName} in account ${accountId}`);
-    if (request.body.length > this.limits.requestBodyBytes) {
-      throw new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${this.limits.requestBodyBytes} bytes`);
-    }
-    const running = this.inflight.get(functionKey(manifest)) ?? 0;
-    if (running >= this.limits.maxInFlightPerFunction) {
-      throw new ServiceError('ERR_OVERLOADED', `function ${manifest.name} already has ${running} calls in flight (limit ${this.limits.maxInFlightPerFunction})`);
-    }
-    return manifest;
-  }
-
-  /** Stops every instance and runtime and writes the pending logs; the store stays open (its owner closes it). */
+  /** Stops every instance and runtime and writes the pending logs and key uses; the store stays open (its owner closes it). */
   async close(): Promise<void> {
     this.pool.clear();
+    this.history?.stop();
     await Promise.all([...new Set(this.runtimes.values())].map((runtime) => runtime.close?.()));
+    await this.keyUses.stop();
     await this.logs.flush();
     await this.egress.close();
   }
 
-  private run(manifest: FunctionManifest, request: InvokeRequest, requestId: string, respond: (response: InvokeResponse) => void): void {
-    const key = functionKey(manifest);
-    this.inflight.set(key, (this.inflight.get(key) ?? 0) + 1);
+  private run(manifest: FunctionManifest, stats: FunctionStats, gate: Gate, request: InvokeRequest, requestId: string, respond: (response: InvokeResponse) => void): void {
+    stats.inflight++;
     const input: CallInput = {
       requestId,
       method: request.method,
@@ -230,17 +289,18 @@ export class Engine {
       body: request.body,
     };
     let started = 0;
+    /** When the call began waiting for a cold start (0: it found a warm instance). */
+    let waitingSince = 0;
     const done = (outcome: CallOutcome) => {
-      const durationUs = started === 0 ? 0 : (performance.now() - started) * 1000;
-      const left = (this.inflight.get(key) ?? 1) - 1;
-      if (left === 0) this.inflight.delete(key);
-      else this.inflight.set(key, left);
+      const now = performance.now();
+      const durationUs = started === 0 ? 0 : (now - started) * 1000;
+      stats.inflight--;
+      gate.inflight--;
+      const error = outcome.ok ? undefined : outcome.error;
       const status = outcome.ok ? outcome.response.status : outcome.error.status;
-      const message = `${request.method} ${status} ${durationUs.toFixed(3)} us${outcome.ok ? '' : ` ${outcome.error.code}`}`;
-      // The call line, written as JSON directly: it is on every call's path.
-      this.logs.appendLine(key, `{"t":${Date.now()},"requestId":${JSON.stringify(requestId)},"level":"call","message":${JSON.stringify(message)}}`);
-      if (!outcome.ok) respond(errorResponse(outcome.error, requestId, durationUs));
-      else respond({ status, headers: outcome.response.headers, body: outcome.response.body, requestId, durationUs });
+      this.observer.callEnded(stats, manifest, requestId, request.method, status, error, durationUs, waitingSince === 0 ? durationUs : (now - waitingSince) * 1000);
+      if (!outcome.ok) respond(errorResponse(outcome.error, requestId, durationUs, manifest.version));
+      else respond({ status, headers: outcome.response.headers, body: outcome.response.body, requestId, durationUs, version: manifest.version });
     };
     const start = (instance: Instance) => {
       started = performance.now();
@@ -248,21 +308,26 @@ export class Engine {
     };
     let acquired: Instance | Promise<Instance>;
     try {
-      acquired = this.instanceFor(manifest);
+      acquired = this.instanceFor(manifest, stats);
     } catch (err) {
       done({ ok: false, error: asServiceError(err) });
       return;
     }
-    if (acquired instanceof Promise) acquired.then(start, (err: unknown) => done({ ok: false, error: asServiceError(err) }));
-    else start(acquired);
+    if (acquired instanceof Promise) {
+      waitingSince = performance.now();
+      acquired.then(start, (err: unknown) => done({ ok: false, error: asServiceError(err) }));
+    } else start(acquired);
   }
 
-  private instanceFor(manifest: FunctionManifest): Instance | Promise<Instance> {
+  private instanceFor(manifest: FunctionManifest, stats: FunctionStats): Instance | Promise<Instance> {
     const runtime = this.runtimeFor(manifest.runtime);
     return this.pool.acquire(
       manifest,
-      () => this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.servicesFor(manifest))),
-      () => this.catalog.serving(manifest.account, manifest.name)?.version === manifest.version,
+      () => {
+        stats.coldStarts++;
+        return this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.servicesFor(manifest)));
+      },
+      () => this.catalog.isServing(manifest),
     );
   }
 
@@ -274,7 +339,7 @@ export class Engine {
 
   /** The capabilities a function's sandbox gets: its logs, guarded fetch, and sdk.invoke. */
   private servicesFor(manifest: FunctionManifest): InstanceServices {
-    const logKey = functionKey(manifest);
+    const logKey = `${manifest.account}/${manifest.name}`;
     return {
       log: (requestId, level, message) => this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId, level, message })),
       fetch: (request, body) => this.egress.fetch(request, body),
@@ -305,20 +370,24 @@ export function responseHeaders(res: InvokeResponse): Record<string, string> {
     ...res.headers,
     'X-Service-Request-ID': res.requestId,
     'X-Service-Duration-Usecs': res.durationUs.toFixed(3),
+    ...(res.version === undefined ? {} : { 'X-Service-Version': String(res.version) }),
   };
 }
-
-/** `account/name`: the key of calls in flight per function. */
-const functionKey = keyPerManifest<FunctionManifest>((m) => `${m.account}/${m.name}`);
 
 function asServiceError(err: unknown): ServiceError {
   return err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', `internal error: ${(err as Error)?.message ?? String(err)}`);
 }
 
-/** The JSON error body of SPEC §2: `{errorCode, message, requestId}` plus details (the user's `stack`; a deploy error's `key`, `file`, `line`). */
-export function errorResponse(err: unknown, requestId: string, durationUs: number): InvokeResponse {
+/**
+ * The JSON error body of SPEC §2: `{errorCode, message, requestId}` plus details (the user's
+ * `stack`; a deploy error's `key`, `file`, `line`; a rate limit's `retryAfter`, also sent as the
+ * Retry-After header).
+ */
+export function errorResponse(err: unknown, requestId: string, durationUs: number, version?: number): InvokeResponse {
   if (!(err instanceof ServiceError)) console.error(`[islet] internal error in request ${requestId}:`, err);
   const error = asServiceError(err);
   const body: Record<string, unknown> = { errorCode: error.code, message: error.message, requestId, ...error.details };
-  return { status: error.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), requestId, durationUs };
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (typeof error.details?.retryAfter === 'number') headers['retry-after'] = String(error.details.retryAfter);
+  return { status: error.status, headers, body: JSON.stringify(body), requestId, durationUs, version };
 }

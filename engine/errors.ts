@@ -13,7 +13,10 @@ export type ErrorCode =
   | 'ERR_BAD_REQUEST'
   | 'ERR_INVALID_FUNCTION'
   | 'ERR_NOT_FOUND'
-  | 'ERR_STORE_UNAVAILABLE';
+  | 'ERR_STORE_UNAVAILABLE'
+  | 'ERR_FORBIDDEN'
+  | 'ERR_RATE_LIMITED'
+  | 'ERR_CONFLICT';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   ERR_NO_KEY: 401,
@@ -30,6 +33,9 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   ERR_INVALID_FUNCTION: 400,
   ERR_NOT_FOUND: 404,
   ERR_STORE_UNAVAILABLE: 503,
+  ERR_FORBIDDEN: 403,
+  ERR_RATE_LIMITED: 429,
+  ERR_CONFLICT: 409,
 };
 
 /** An error that is part of islet's contract: it carries a code and becomes a JSON error response. */

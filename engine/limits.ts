@@ -18,6 +18,17 @@ export interface Limits {
   bundleBytes: number;
   /** Calls of one function running at once before new ones get ERR_OVERLOADED. */
   maxInFlightPerFunction: number;
+  /** Calls of one account's functions running at once before new ones get ERR_RATE_LIMITED (an account's own limits override it). */
+  accountMaxInFlight: number;
+  /** Calls per second of one account over time, a token bucket's refill (0: no bound). */
+  accountRatePerSec: number;
+  /** Calls the bucket holds for a burst (0: one second's worth of the rate). */
+  accountBurst: number;
+  /**
+   * The share of every account's limits this process holds (1 alone; each of N workers holds
+   * 1/N, since each counts only the calls it serves).
+   */
+  accountShare: number;
   /** Function versions kept warm at most (count). */
   maxWarmInstances: number;
   /**
@@ -47,6 +58,11 @@ export const DEFAULT_LIMITS: Limits = {
   maxMemoryMb: 2048,
   bundleBytes: 100 * MiB,
   maxInFlightPerFunction: 256,
+  // As Lambda's default account concurrency; no rate bound unless the operator sets one.
+  accountMaxInFlight: 1000,
+  accountRatePerSec: 0,
+  accountBurst: 0,
+  accountShare: 1,
   maxWarmInstances: 2000,
   maxInstancesPerVersion: availableParallelism(),
   instanceIdleMs: 10_000,

@@ -2,7 +2,10 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { LogArena, type DrainedLog } from './log-arena';
 
-/** One line of a function's logs: console output, or the summary of a call (`level: 'call'`). */
+/**
+ * One line of a function's logs: console output, the summary of a call (`level: 'call'`), or a
+ * failed call's error (`level: 'error'` with its `code` and the user's `stack`).
+ */
 export interface LogEntry {
   /** Milliseconds since the epoch. */
   t: number;
@@ -11,6 +14,10 @@ export interface LogEntry {
   message: string;
   /** The node that wrote it, when logs come from several nodes. */
   node?: string;
+  /** A failed call's error code (ERR_FUNCTION_FAILED, ERR_TIMEOUT…). */
+  code?: string;
+  /** A failed call's stack: the user's frames only. */
+  stack?: string;
 }
 
 /** Where a function's logs are read from: this process's files, or every node's (supervisor/cluster-logs.ts). */
@@ -23,7 +30,15 @@ export interface LogQuery {
   /** Only entries at or after this time (ms since the epoch). */
   since?: number;
   limit?: number;
+  /** Only entries at this level or a more severe one (see LOG_LEVELS). */
+  level?: string;
 }
+
+/**
+ * Levels by severity, for `level` filters: `--level warn` shows warnings and errors. Call lines
+ * rank with info (console.log's level is `log`, console.info's `info`).
+ */
+export const LOG_LEVELS: Record<string, number> = { debug: 10, log: 20, info: 20, call: 20, warn: 30, error: 40 };
 
 const FILE_LIMIT_BYTES = 1024 * 1024;
 const FLUSH_MS = 250;
@@ -64,6 +79,8 @@ export class LogStore implements LogReader {
   /** Lines refused by a full arena while a batch was being written, by key id. */
   private readonly overflow = new Map<number, number>();
   private timer: NodeJS.Timeout | undefined;
+  /** Lines dropped so far (bursts over what fits, or a backlog when the disk fell behind). */
+  droppedLines = 0;
   /** The batch being written, if one is. */
   private writing: Promise<void> | undefined;
   /** The flush waiting for that write to end; it drains the arena when it starts. */
@@ -145,6 +162,7 @@ export class LogStore implements LogReader {
 
   /** The entries of a function from every writer, oldest first. */
   async read(account: string, name: string, query: LogQuery = {}): Promise<LogEntry[]> {
+    const minLevel = query.level === undefined ? 0 : LOG_LEVELS[query.level] ?? 0;
     await Promise.all([this.flush(), this.options.beforeRead?.().catch(() => undefined)]);
     const lists: LogEntry[][] = [];
     for (const file of await this.filesOf(account, name)) {
@@ -159,7 +177,7 @@ export class LogStore implements LogReader {
         if (!line) continue;
         try {
           const entry = JSON.parse(line) as LogEntry;
-          if (query.since === undefined || entry.t >= query.since) entries.push(entry);
+          if ((query.since === undefined || entry.t >= query.since) && (minLevel === 0 || (LOG_LEVELS[entry.level] ?? 20) >= minLevel)) entries.push(entry);
         } catch {
           // a torn last line after a crash
         }
@@ -197,6 +215,7 @@ export class LogStore implements LogReader {
 
   private async write(key: string, batch: DrainedLog): Promise<void> {
     let data = batch.data;
+    this.droppedLines += batch.dropped;
     if (batch.dropped) {
       const notice = JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than fit in ${FLUSH_MS} ms, or the disk fell behind)` });
       data = Buffer.concat([data, Buffer.from(`${notice}\n`)]);

@@ -17,11 +17,14 @@ export interface FunctionSpec {
   memoryMb?: number;
 }
 
-/** A deployed version, as stored beside its code in `manifest.json`. */
+/** A deployed version, as stored beside its code in `manifest.json`. Immutable once stored. */
 export interface FunctionManifest extends FunctionSpec {
   account: string;
-  version: string;
+  /** 1, 2, 3… per function (0 while a deploy checks it, before it is stored). */
+  version: number;
   deployedAt: string;
+  /** The deployer's note (`islet deploy --message`). */
+  message?: string;
   /** sha256 over the sorted file paths and contents of the deployed code. */
   contentHash: string;
   /** Relative POSIX paths of every deployed file. */
@@ -136,8 +139,10 @@ export interface FunctionDescription {
   runtime: RuntimeName;
   file: string;
   entrypoint: string;
-  version: string;
+  /** The version described (the one serving most calls, in a function's description). */
+  version: number;
   deployedAt: string;
+  message: string | undefined;
   contentHash: string;
   bytes: number;
   files: number;
@@ -145,9 +150,11 @@ export interface FunctionDescription {
   timeoutMs: number | undefined;
   memoryMb: number | undefined;
   public: boolean;
+  /** The versions serving and their shares of the calls (in a function's description). */
+  traffic?: { version: number; percent: number }[];
 }
 
-export function describeFunction(m: FunctionManifest): FunctionDescription {
+export function describeFunction(m: FunctionManifest, traffic?: { version: number; percent: number }[]): FunctionDescription {
   return {
     name: m.name,
     runtime: m.runtime,
@@ -155,6 +162,7 @@ export function describeFunction(m: FunctionManifest): FunctionDescription {
     entrypoint: m.entrypoint,
     version: m.version,
     deployedAt: m.deployedAt,
+    message: m.message,
     contentHash: m.contentHash,
     bytes: m.bytes,
     files: m.files.length,
@@ -162,5 +170,6 @@ export function describeFunction(m: FunctionManifest): FunctionDescription {
     timeoutMs: m.timeoutMs,
     memoryMb: m.memoryMb,
     public: isPublicName(m.name),
+    ...(traffic ? { traffic } : {}),
   };
 }

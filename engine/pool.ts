@@ -52,8 +52,11 @@ interface Sample {
   idleSince: number;
 }
 
-/** `account/name/version`: the warm cache's key. */
-export const versionKey = keyPerManifest<Pick<FunctionManifest, 'account' | 'name' | 'version'>>((m) => `${m.account}/${m.name}/${m.version}`);
+/**
+ * `account/name/version@deployedAt`: the warm cache's key (a function removed and deployed again
+ * starts at version 1 again: the time tells the two apart).
+ */
+export const versionKey = keyPerManifest<Pick<FunctionManifest, 'account' | 'name' | 'version' | 'deployedAt'>>((m) => `${m.account}/${m.name}/${m.version}@${m.deployedAt}`);
 
 /**
  * Warm instances keyed by function version, bounded by count and by estimated memory. An evicted
@@ -148,9 +151,24 @@ export class WarmPool {
     if (group && this.cache.peek(group.key) === group && group.instances.includes(instance)) this.recount(group);
   }
 
-  /** Retires the warm instances of a version (after a redeploy or removal). */
-  retire(manifest: Pick<FunctionManifest, 'account' | 'name' | 'version'>): void {
+  /** Retires the warm instances of a version (after a redeploy, a traffic change or a removal). */
+  retire(manifest: Pick<FunctionManifest, 'account' | 'name' | 'version' | 'deployedAt'>): void {
     this.cache.delete(versionKey(manifest));
+  }
+
+  /** Warm instances and their estimated memory (MB) per function, `account/name`. */
+  warmByFunction(): Map<string, { instances: number; mb: number }> {
+    const byFunction = new Map<string, { instances: number; mb: number }>();
+    this.cache.forEach((group, key) => {
+      const fn = key.slice(0, key.indexOf('/', key.indexOf('/') + 1));
+      let entry = byFunction.get(fn);
+      if (!entry) byFunction.set(fn, (entry = { instances: 0, mb: 0 }));
+      for (const instance of group.instances) {
+        entry.instances++;
+        entry.mb += instance.sizeMb;
+      }
+    });
+    return byFunction;
   }
 
   stats(): PoolStats {

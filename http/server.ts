@@ -3,7 +3,9 @@ import { Engine, errorResponse, type InvokeRequest, type InvokeResponse } from '
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { readBody, readHeaders } from './body';
-import { addManagementRoutes } from './management';
+import { addManagementRoutes } from './management/index';
+import { addMetricsRoute } from './metrics';
+import type { Peers } from './peers';
 import { closeConnections, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
 import { loadUws } from './uws';
 
@@ -14,6 +16,10 @@ export interface ServerOptions {
   port: number;
   /** More for `/healthz` (a worker adds its siblings). */
   health?: () => Promise<Record<string, unknown>>;
+  /** The bearer token that reads every metric at `/metrics` (without it, only accounts' admin keys read theirs). */
+  metricsToken?: string;
+  /** The other workers on the port: `/metrics` and function stats add their figures up. */
+  peers?: Peers;
 }
 
 export interface RunningServer {
@@ -41,7 +47,8 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   const counter = { active: 0 };
 
   app.any('/v2/run/*', (res, req) => handleRun(engine, res, req, counter));
-  addManagementRoutes(app, engine, counter);
+  addManagementRoutes(app, engine, counter, options.peers);
+  addMetricsRoute(app, engine, options.metricsToken, options.peers);
   app.get('/healthz', (res) => {
     const state = { aborted: false };
     res.onAborted(() => (state.aborted = true));
@@ -89,13 +96,14 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   });
 }
 
-/** Writes an invocation's response with its `X-Service-*` headers (SPEC §2). */
+/** Writes an invocation's response with its `X-Service-*` headers (SPEC §2; X-Service-Version once a version was chosen). */
 function send(res: HttpResponse, state: ResponseState, response: InvokeResponse, head: boolean): void {
   if (state.aborted) return;
   res.cork(() => {
     writeHead(res, response.status, response.headers);
     res.writeHeader('X-Service-Request-ID', response.requestId);
     res.writeHeader('X-Service-Duration-Usecs', response.durationUs.toFixed(3));
+    if (response.version !== undefined) res.writeHeader('X-Service-Version', String(response.version));
     writeBody(res, state, response.body, head);
   });
 }

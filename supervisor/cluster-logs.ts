@@ -75,6 +75,7 @@ export class ClusterLogs implements LogReader {
     const params = new URLSearchParams({ local: '1' });
     if (query.since !== undefined) params.set('since', String(query.since));
     if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.level !== undefined) params.set('level', query.level);
     try {
       const res = await fetch(`${peer.url}/v2/accounts/${account}/functions/${encodeURIComponent(name)}/logs?${params}`, {
         headers: apiKey ? { 'X-Service-Api-Key': apiKey } : {},

@@ -21,6 +21,8 @@ export interface StoreOptions {
   coordinator?: Coordinator;
   /** Clean what crashed deploys left in the data directory (only while no other process uses it). */
   clean?: boolean;
+  /** The newest this many versions of a function are kept, and every serving one besides (default 10). */
+  keepVersions?: number;
 }
 
 /** The store the options name: PostgreSQL for a `postgres://` URL, else the data directory. */
@@ -28,9 +30,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   if (options.storeUrl !== undefined) {
     if (!/^postgres(ql)?:\/\//.test(options.storeUrl)) throw new Error(`--store: ${options.storeUrl} is not a postgres:// URL (without --store, the data directory is the store)`);
     const cacheDir = options.cacheDir ?? path.join(options.dataDir, 'cache');
-    return PostgresStore.open({ url: options.storeUrl, cacheDir: path.join(cacheDir, 'store'), coordinator: options.coordinator });
+    return PostgresStore.open({ url: options.storeUrl, cacheDir: path.join(cacheDir, 'store'), coordinator: options.coordinator, keepVersions: options.keepVersions });
   }
-  return FileStore.open(options.dataDir, { coordinator: options.coordinator, clean: options.clean });
+  return FileStore.open(options.dataDir, { coordinator: options.coordinator, clean: options.clean, keepVersions: options.keepVersions });
 }
 
 export interface ComposeOptions extends StoreOptions {
@@ -40,6 +42,8 @@ export interface ComposeOptions extends StoreOptions {
   store?: Store;
   /** How this process writes the functions' logs beside others. */
   logs?: LogStoreOptions;
+  /** Count calls for /metrics and `islet stats` (default true). */
+  metrics?: boolean;
 }
 
 /**
@@ -59,6 +63,7 @@ export async function openEngine(options: ComposeOptions): Promise<{ engine: Eng
     runtimes: defaultRuntimes(cacheDir),
     limits: options.limits,
     allowPrivateEgress: options.allowPrivateEgress,
+    metrics: options.metrics,
   });
   return { engine, store, cluster };
 }

@@ -14,11 +14,14 @@ import type { StoreChange } from '../engine/store/store';
  *   req   publish {change}          answered once every other worker has applied the change
  *   req   flush-logs                answered once every other worker has written its pending logs
  *   req   health                    every worker's last stats
+ *   req   gather {op, body}         every other worker's answer to `op` (metrics, stats), as a list
  *
  * supervisor -> worker
  *   note  listen                    start listening (when started with waitToListen)
  *   req   change {change}           apply a store change (answered once applied)
  *   req   flush-logs
+ *   req   metrics {account}         its metrics (prom-client JSON)
+ *   req   stats {account, name, windowSec}   its part of a function's figures
  *   note  drain {reason}            stop taking connections, finish the calls in flight, exit 0
  */
 
@@ -41,6 +44,9 @@ export interface WorkerConfig {
   advertiseUrl?: string;
   allowPrivateEgress: boolean;
   limits: Partial<Limits>;
+  keepVersions: number | undefined;
+  metrics: boolean;
+  metricsToken: string | undefined;
 }
 
 export interface WorkerStats {

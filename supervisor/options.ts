@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_LIMITS } from '../engine/limits';
+import { DEFAULT_LIMITS, type Limits } from '../engine/limits';
 
 /** How `islet serve` runs (flags, then environment variables, then defaults). */
 export interface ServeOptions {
@@ -21,6 +21,14 @@ export interface ServeOptions {
   maxWorkerRssMb: number;
   /** Instances of one busy function version on the machine, all workers together. */
   maxInstances: number;
+  /** The newest versions of a function kept (serving ones besides). */
+  keepVersions: number | undefined;
+  /** Count calls for /metrics and `islet stats`. */
+  metrics: boolean;
+  /** The bearer token that reads every metric at /metrics. */
+  metricsToken: string | undefined;
+  /** Each account's bounds, all workers together (each worker holds its share). */
+  accountLimits: Partial<Pick<Limits, 'accountMaxInFlight' | 'accountRatePerSec' | 'accountBurst'>>;
 }
 
 function whole(value: string, flag: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -44,6 +52,12 @@ export function parseServeOptions(argv: string[]): ServeOptions {
       'warm-memory': { type: 'string', default: env.ISLET_WARM_MEMORY ?? String(DEFAULT_LIMITS.maxWarmMemoryMb) },
       'max-worker-rss': { type: 'string', default: env.ISLET_MAX_WORKER_RSS },
       'max-instances': { type: 'string', default: env.ISLET_MAX_INSTANCES ?? String(availableParallelism()) },
+      'keep-versions': { type: 'string', default: env.ISLET_KEEP_VERSIONS },
+      'no-metrics': { type: 'boolean', default: false },
+      'metrics-token': { type: 'string', default: env.ISLET_METRICS_TOKEN },
+      'account-max-inflight': { type: 'string', default: env.ISLET_ACCOUNT_MAX_INFLIGHT },
+      'account-rate': { type: 'string', default: env.ISLET_ACCOUNT_RATE },
+      'account-burst': { type: 'string', default: env.ISLET_ACCOUNT_BURST },
     },
     allowPositionals: false,
   });
@@ -63,5 +77,13 @@ export function parseServeOptions(argv: string[]): ServeOptions {
     // What a worker holds beyond its warm cache: Node and islet (~150 MB), a Python spare (~90 MB).
     maxWorkerRssMb: values['max-worker-rss'] === undefined ? 2 * share + 512 : whole(values['max-worker-rss'], '--max-worker-rss', 128),
     maxInstances: whole(values['max-instances']!, '--max-instances', 1, 1024),
+    keepVersions: values['keep-versions'] === undefined ? undefined : whole(values['keep-versions'], '--keep-versions', 1, 10_000),
+    metrics: !values['no-metrics'],
+    metricsToken: values['metrics-token'] || undefined,
+    accountLimits: {
+      ...(values['account-max-inflight'] === undefined ? {} : { accountMaxInFlight: whole(values['account-max-inflight'], '--account-max-inflight', 1) }),
+      ...(values['account-rate'] === undefined ? {} : { accountRatePerSec: whole(values['account-rate'], '--account-rate', 0) }),
+      ...(values['account-burst'] === undefined ? {} : { accountBurst: whole(values['account-burst'], '--account-burst', 0) }),
+    },
   };
 }

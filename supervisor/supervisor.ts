@@ -75,6 +75,9 @@ export class Supervisor {
     this.workerLimits = {
       maxWarmMemoryMb: Math.floor(options.warmMemoryMb / options.workers),
       maxInstancesPerVersion: Math.max(1, Math.ceil(options.maxInstances / options.workers)),
+      ...options.accountLimits,
+      // Each worker counts the calls it serves: it holds its share of every account's bounds.
+      accountShare: 1 / options.workers,
     };
   }
 
@@ -142,6 +145,9 @@ export class Supervisor {
       advertiseUrl: this.options.advertiseUrl,
       allowPrivateEgress: this.options.allowPrivateEgress,
       limits: this.workerLimits,
+      keepVersions: this.options.keepVersions,
+      metrics: this.options.metrics,
+      metricsToken: this.options.metricsToken,
     };
     const child = fork(WORKER_SCRIPT, [], {
       execArgv: [...new Set(['--no-node-snapshot', ...process.execArgv])],
@@ -206,6 +212,7 @@ export class Supervisor {
     channel.handle('publish', ({ change }: { change: StoreChange }) => this.askOthers(worker, 'change', { change }));
     channel.handle('flush-logs', () => this.askOthers(worker, 'flush-logs', null));
     channel.handle('health', () => this.health());
+    channel.handle('gather', ({ op, body }: { op: string; body: unknown }) => this.gather(worker, op, body));
   }
 
   private onExit(worker: Worker, code: number | null, signal: NodeJS.Signals | null): void {
@@ -311,6 +318,20 @@ export class Supervisor {
         ]),
       ),
     );
+  }
+
+  /** Every other ready worker's answer to `op` (a worker that does not answer in time is left out). */
+  private async gather(from: Worker, op: string, body: unknown): Promise<unknown[]> {
+    const others = [...this.live].filter((w) => w !== from && w.state === 'ready');
+    const answers = await Promise.all(
+      others.map((w) =>
+        Promise.race([
+          w.channel.request(op, body).catch(() => undefined),
+          new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ANSWER_MS).unref()),
+        ]),
+      ),
+    );
+    return answers.filter((a) => a !== undefined && a !== null);
   }
 
   private health(): WorkerReport[] {

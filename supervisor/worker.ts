@@ -7,6 +7,7 @@
 import type { Engine } from '../engine/engine';
 import { catastrophes } from '../engine/isolate/instance';
 import type { Store } from '../engine/store/store';
+import { localFigures, type PeerQuery } from '../http/peers';
 import { startServer, type RunningServer } from '../http/server';
 import { Channel, type Endpoint } from './channel';
 import { advertisedUrl, type ClusterLogs } from './cluster-logs';
@@ -81,10 +82,14 @@ async function main(): Promise<void> {
     storeUrl: config.storeUrl,
     coordinator: new ChannelCoordinator(channel),
     clean: false,
+    keepVersions: config.keepVersions,
+    metrics: config.metrics,
     logs: { writer: config.logWriter, beforeRead: () => channel.request('flush-logs') },
   }));
   const logs = engine.logs;
   channel.handle('flush-logs', () => logs.flush());
+  const served = engine;
+  for (const op of ['metrics', 'stats'] as const) channel.handle(op, (query: PeerQuery): unknown => localFigures(served, op, query));
   await listenAllowed;
   if (draining) return;
   if (config.probe) {
@@ -100,6 +105,8 @@ async function main(): Promise<void> {
     engine,
     host: config.host,
     port: config.port,
+    metricsToken: config.metricsToken,
+    peers: { gather: (op, body) => channel.request('gather', { op, body }) },
     health: async () => {
       const workers = await channel.request<WorkerReport[]>('health');
       return { worker: stats(), workers: workers.map((w) => (w.pid === process.pid ? { ...w, ...stats() } : w)) };

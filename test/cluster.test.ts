@@ -44,6 +44,36 @@ withPostgres(t, (pg) => {
     await propagation(t, 'temporary', '404', [a, b, c]);
   });
 
+  t.test('a rollback, a split and a key revoked on one node hold on the others within 1 s', async (t) => {
+    const [a, b, c] = nodes as [TestNode, TestNode, TestNode];
+    const admin = (node: TestNode, method: string, route: string, body?: unknown) =>
+      fetch(`${node.url}/v2/accounts/${accountId}${route}`, { method, headers: { 'X-Service-Api-Key': account.apiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    await account.deploy(a, 'released', 'exports.handler = () => "one";\n');
+    await account.deploy(a, 'released', 'exports.handler = () => "two";\n');
+    await propagation(t, 'released', '"two"', [a, b, c]);
+    const rolled = await admin(b, 'POST', '/functions/released/rollback', {});
+    t.equal(rolled.status, 200, 'a rollback through B');
+    await propagation(t, 'released', '"one"', [a, b, c]);
+    t.equal((await account.call(c, 'released')).headers.get('x-service-version'), '1', 'C names the version it ran');
+
+    t.equal((await admin(c, 'PUT', '/functions/released/traffic', { traffic: [{ version: 1, percent: 50 }, { version: 2, percent: 50 }] })).status, 200, 'a split through C');
+    const split = await eventually(async () => {
+      const seen = new Set(await Promise.all(Array.from({ length: 40 }, () => account.answer(a, 'released'))));
+      return seen.has('"one"') && seen.has('"two"');
+    }, 1000);
+    t.ok(split, 'A serves both versions within 1 s');
+    const versions = (await (await admin(a, 'GET', '/functions/released/versions')).json()) as { versions: { version: number; percent: number }[] };
+    t.same(versions.versions.map((v) => [v.version, v.percent]), [[2, 50], [1, 50]], 'and lists the split');
+
+    const made = (await (await admin(a, 'POST', '/keys', { name: 'cluster-invoke', scope: 'invoke' })).json()) as { apiKey: string };
+    const withKey = (node: TestNode) => fetch(`${node.url}/v2/run/${accountId}/released`, { headers: { 'X-Service-Api-Key': made.apiKey } }).then((r) => r.status);
+    t.ok(await eventually(async () => (await Promise.all(nodes.map(withKey))).every((s) => s === 200), 1000), 'a new invoke key calls on every node');
+    t.equal((await admin(b, 'DELETE', '/keys/cluster-invoke')).status, 200, 'revoked through B');
+    const started = Date.now();
+    const refused = await eventually(async () => (await Promise.all(nodes.map(withKey))).every((s) => s === 403), 1000);
+    t.ok(refused, `the revoked key is refused on every node within 1 s (${Date.now() - started} ms), although it matched a moment before`);
+  });
+
   t.test('a node that starts empty serves every function, fetching each version once however many calls arrive', async (t) => {
     const fresh = await startNode(pg().url);
     nodes.push(fresh);

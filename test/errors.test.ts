@@ -126,7 +126,7 @@ t.test('500 ERR_INTERNAL: a broken store answers an error and the server keeps r
   const manifest = s.engine.describe(s.accountId, 'ok')!;
   const { dataDir, accountId, apiKey } = s;
   await s.stop();
-  rmSync(path.join(dataDir, 'functions', accountId, 'ok', 'versions', manifest.version, 'code'), { recursive: true });
+  rmSync(path.join(dataDir, 'functions', accountId, 'ok', 'versions', String(manifest.version), 'code'), { recursive: true });
   s = await reopenTestServer(dataDir, accountId, apiKey, { requestBodyBytes: 1024, maxInFlightPerFunction: 2 });
   await expectError(t, await s.call('ok'), 500, 'ERR_INTERNAL');
   const health = await fetch(`${s.url}/healthz`);

@@ -27,7 +27,7 @@ class FakeInstance implements Instance {
   }
 }
 
-const manifest = (name: string, version = 'v1') => ({ account: 'a', name, version }) as FunctionManifest;
+const manifest = (name: string, version = 1) => ({ account: 'a', name, version }) as FunctionManifest;
 
 async function fill(pool: WarmPool, names: string[], made: FakeInstance[]): Promise<void> {
   for (const name of names) {

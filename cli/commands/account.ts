@@ -1,11 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { FileStore } from '../../engine/store/file/store';
+import type { AccountLimits, Store } from '../../engine/store/store';
+import { openStore } from '../../supervisor/compose';
+import { CliError } from '../errors';
 
-/** `islet account create [--data DIR] [--json]`: offline; writes the account into a data directory. */
-export async function createAccount(dataDir: string, json: boolean): Promise<string> {
-  // Not `clean`: a server may be running on the directory (it sees the account after a restart).
-  const store = await FileStore.open(path.resolve(dataDir), { clean: false });
-  const { accountId, apiKey } = await store.createAccount();
-  if (json) return `${JSON.stringify({ accountId, apiKey })}\n`;
-  return `Created account ${accountId}\nAPI key: ${apiKey}\n(the key is shown only now; only its hash is stored in ${path.resolve(dataDir)})\n`;
+/** The store an offline admin command works on: a data directory, or a postgres:// URL. */
+export interface StoreLocation {
+  dataDir: string;
+  storeUrl?: string;
+}
+
+/** What a running server on the store does with a change made here. */
+function whenSeen(where: StoreLocation): string {
+  return where.storeUrl ? 'every node has it at once' : 'a running server has it when it starts again';
+}
+
+async function withStore<T>(where: StoreLocation, work: (store: Store) => Promise<T>): Promise<T> {
+  // A shared store's code cache is not needed here: a temporary folder, removed after.
+  const cacheDir = where.storeUrl ? mkdtempSync(path.join(tmpdir(), 'islet-admin-')) : undefined;
+  // Not `clean`: a server may be running on the data directory.
+  const store = await openStore({ dataDir: path.resolve(where.dataDir), storeUrl: where.storeUrl, cacheDir, clean: false });
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+    if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
+  }
+}
+
+/** `islet account create [--data DIR | --store URL] [--json]`: offline; writes the account into the store. */
+export async function createAccount(where: StoreLocation, json: boolean): Promise<string> {
+  return withStore(where, async (store) => {
+    const { accountId, apiKey } = await store.createAccount();
+    if (json) return `${JSON.stringify({ accountId, apiKey })}\n`;
+    return `Created account ${accountId}\nAPI key: ${apiKey}\n(the key is shown only now; only its hash is stored in ${store.description}; ${whenSeen(where)})\n`;
+  });
+}
+
+export interface LimitFlags {
+  maxInflight?: string;
+  rate?: string;
+  burst?: string;
+  reset?: boolean;
+}
+
+/**
+ * `islet account limits <id> [--max-inflight N] [--rate R] [--burst B] [--reset] [--data DIR | --store URL]`:
+ * an operator's action, offline; sets the account's own limits and prints them.
+ */
+export async function accountLimits(where: StoreLocation, accountId: string | undefined, flags: LimitFlags): Promise<string> {
+  if (!accountId) throw new CliError('account limits: name the account ("islet account limits <id> --rate 100")');
+  return withStore(where, async (store) => {
+    const record = await store.readAccount(accountId);
+    if (!record) throw new CliError(`account limits: no account ${accountId} in ${store.description}`);
+    const limits: AccountLimits = flags.reset ? {} : { ...record.limits };
+    const set = (field: keyof AccountLimits, flag: string, text: string | undefined) => {
+      if (text === undefined) return;
+      const n = Number(text);
+      if (!Number.isFinite(n) || n < 0) throw new CliError(`${flag} ${text}: expected a number of 0 or more`);
+      limits[field] = n;
+    };
+    set('maxInFlight', '--max-inflight', flags.maxInflight);
+    set('ratePerSec', '--rate', flags.rate);
+    set('burst', '--burst', flags.burst);
+    await store.setAccountLimits(accountId, limits);
+    const shown = Object.entries(limits).map(([k, v]) => `${k} ${v}`).join(', ') || "the server's defaults";
+    return `Account ${accountId}: ${shown} (${whenSeen(where)})\n`;
+  });
 }

@@ -29,6 +29,10 @@ function serviceYml(name: string, runtime: string, file: string): string {
     env:
       # GREETING: hello          # a value here is used as is
       # SERVICE_API_KEY:         # an empty value is read from your shell at deploy time
+      #
+      # To call other functions (sdk.invoke), give this one a key that can only call them, never
+      # deploy or read logs (not your own key):
+      #   islet deploy ${name} --env SERVICE_API_KEY=$(islet keys create --name ${name}-calls --scope invoke --quiet)
 `;
 }
 

@@ -6,12 +6,19 @@ import { requireAccount } from '../config';
 import { CliError } from '../errors';
 import { packFolder } from '../pack';
 import { readServiceFile } from '../service-yml';
+import { servingText } from './versions';
 
 /** Bundles at least this large show upload progress. */
 const PROGRESS_FROM_BYTES = 1024 * 1024;
 
 export interface DeployOptions {
   dir?: string;
+  /** A note kept with the version. */
+  message?: string;
+  /** Serve the new version to this share of calls (0–100); the previous one keeps the rest. */
+  percent?: string;
+  /** `NAME=VALUE` env values for the function, over service.yml's and the shell's (not the CLI's own credentials). */
+  envValues?: string[];
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   /** Draws upload progress; by default on stderr when it is a terminal, else not at all. */
@@ -26,16 +33,32 @@ function functionDir(name: string, options: DeployOptions): { dir: string; shown
   return { dir: cwd, shown: '.' };
 }
 
+/** `--env NAME=VALUE` flags as a map; a name must be a valid variable name. */
+function parseEnvValues(pairs: string[]): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    const name = eq > 0 ? pair.slice(0, eq) : '';
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new CliError(`--env ${pair}: expected NAME=VALUE`);
+    values[name] = pair.slice(eq + 1);
+  }
+  return values;
+}
+
 /** `islet deploy <name>`: validates service.yml, packs the folder, uploads it, prints how to invoke. */
 export async function deploy(name: string, options: DeployOptions = {}): Promise<string> {
   const env = options.env ?? process.env;
   const { dir, shown } = functionDir(name, options);
   const service = readServiceFile(dir, shown);
-  const spec = service.spec(name, env);
+  const given = parseEnvValues(options.envValues ?? []);
+  const spec = service.spec(name, { ...env, ...given });
+  Object.assign(spec.env, given);
   const credentials = requireAccount(env);
   const bundle = await packFolder(dir, { python: spec.runtime.startsWith('python') });
   const form = new FormData();
   form.set('spec', JSON.stringify(spec));
+  if (options.message !== undefined) form.set('message', options.message);
+  if (options.percent !== undefined) form.set('percent', options.percent);
   form.set('bundle', new Blob([bundle], { type: 'application/gzip' }), 'bundle.tar.gz');
   const encoded = new Response(form);
   const contentType = encoded.headers.get('content-type')!;
@@ -43,8 +66,9 @@ export async function deploy(name: string, options: DeployOptions = {}): Promise
   // A redrawn line means something only on a terminal: in a log or a pipe it is 100 lines of noise.
   const progress = options.progress === undefined ? (process.stderr.isTTY ? (line: string) => process.stderr.write(line) : null) : options.progress;
   let lastShown = -1;
+  let deployed: { function: { version: number; traffic?: { version: number; percent: number }[] } };
   try {
-    await upload(credentials.url, `/v2/accounts/${credentials.accountId}/functions/${encodeURIComponent(name)}`, credentials.apiKey, contentType, body, (sent, total) => {
+    deployed = await upload(credentials.url, `/v2/accounts/${credentials.accountId}/functions/${encodeURIComponent(name)}`, credentials.apiKey, contentType, body, (sent, total) => {
       if (!progress || total < PROGRESS_FROM_BYTES) return;
       const percent = Math.floor((sent / total) * 100);
       if (percent === lastShown) return;
@@ -65,5 +89,8 @@ export async function deploy(name: string, options: DeployOptions = {}): Promise
   }
   const url = `${credentials.url}/v2/run/${credentials.accountId}/${name}`;
   const curl = isPublicName(name) ? `curl ${url}` : `curl -H X-Service-Api-Key:$(islet show apiKey) ${url}`;
-  return `Deployed function ${name}\nInvoke with one of:\n  "islet invoke ${name}"\n  "${curl}"\n`;
+  const traffic = deployed.function.traffic ?? [];
+  // A split is said (the plain deploy's output is the one SPEC §4 shows).
+  const split = options.percent === undefined || (traffic.length === 1 && traffic[0]!.version === deployed.function.version) ? '' : servingText(name, traffic) + `  ("islet promote ${name}" sends every call to version ${deployed.function.version}, "islet rollback ${name}" none)\n`;
+  return `Deployed function ${name}\nInvoke with one of:\n  "islet invoke ${name}"\n  "${curl}"\n${split}`;
 }

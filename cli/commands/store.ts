@@ -13,7 +13,8 @@ async function open(where: string, cacheDir: string): Promise<Store> {
 
 /**
  * `islet store copy --from <data-dir|postgres://…> --to <data-dir|postgres://…>`: accounts (key
- * digests as they are), keys, functions and their serving versions, code included. Running it
+ * digests and limits as they are), functions with their kept versions (numbers kept) and their
+ * split, code included. Running it
  * again copies only what changed. A server on the target sees the copy at once on PostgreSQL, and
  * after a restart on a data directory.
  */
@@ -30,12 +31,15 @@ export async function copyStore(from: string | undefined, to: string | undefined
     for (const account of accounts) await target.importAccount(account);
     let copied = 0;
     for (const fn of functions) {
-      const there = await target.readFunction(fn.account, fn.name);
-      for (const manifest of fn.serving) {
-        if (there?.serving.some((m) => m.version === manifest.version)) continue;
+      // Every kept version, under its own number, then the split the source serves.
+      const kept = await source.listVersions(fn.account, fn.name);
+      const there = new Set((await target.listVersions(fn.account, fn.name))?.versions.map((m) => m.version));
+      for (const manifest of [...(kept?.versions ?? fn.serving)].reverse()) {
+        if (there.has(manifest.version)) continue;
         await target.importVersion(manifest, await source.codeDir(manifest));
         copied++;
       }
+      await target.setTraffic(fn.account, fn.name, fn.traffic);
     }
     return `Copied ${accounts.length} account${accounts.length === 1 ? '' : 's'} and ${functions.length} function${functions.length === 1 ? '' : 's'} (${copied} version${copied === 1 ? '' : 's'} new) from ${source.description} to ${target.description}\n`;
   } catch (err) {

@@ -2,18 +2,32 @@ import { timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { FunctionManifest } from '../manifest';
 import { keyDigest } from './keys';
-import type { AccountRecord, ApiKeyRecord, CatalogSnapshot, FunctionRecord, Store, StoreChange } from './store';
+import type { AccountRecord, ApiKeyRecord, CatalogSnapshot, FunctionRecord, Store, StoreChange, TrafficShare } from './store';
+import { BUCKETS, stickyBucket } from './traffic';
+
+interface KeyEntry {
+  record: ApiKeyRecord;
+  digest: Buffer;
+  /** Matched since the last `takeUsedKeys`. */
+  used: boolean;
+}
 
 interface AccountEntry {
   record: AccountRecord;
   /** The keys that are not revoked, with their digests as bytes. */
-  keys: { record: ApiKeyRecord; digest: Buffer }[];
+  keys: KeyEntry[];
 }
 
-interface FunctionEntry {
+/** A function as calls see it: the versions serving and how calls are shared between them. */
+export interface FunctionEntry {
   record: FunctionRecord;
-  /** The manifest calls run (the first share of the traffic). */
-  serving: FunctionManifest;
+  /** The version serving the largest share (the newer on a tie): what a description shows. */
+  primary: FunctionManifest;
+  /** The first share's version, and the second's when two versions share the calls. */
+  first: FunctionManifest;
+  second: FunctionManifest | undefined;
+  /** Buckets (of BUCKETS) whose calls go to `first`. */
+  threshold: number;
 }
 
 /**
@@ -39,6 +53,8 @@ export class Catalog {
     private readonly store: Store,
     /** Told of the manifests that stopped serving (replaced or removed), so their instances retire. */
     private readonly onRetired: (manifest: FunctionManifest) => void,
+    /** Told when an account's record changed (its limits may have). */
+    private readonly onAccountChanged: (accountId: string) => void = () => undefined,
   ) {}
 
   /** Loads everything, then follows the change feed (changes that arrive during the load are applied after it). */
@@ -69,16 +85,26 @@ export class Catalog {
     return this.accounts.has(accountId);
   }
 
-  /** The key record when `apiKey` is one of the account's keys (not revoked); compared in constant time. */
+  /** An account's record (its limits, its keys as stored). */
+  account(accountId: string): AccountRecord | undefined {
+    return this.accounts.get(accountId)?.record;
+  }
+
+  /**
+   * The key record when `apiKey` is one of the account's keys (not revoked); compared in constant
+   * time. A match is remembered as a use of the key (see `takeUsedKeys`).
+   */
   verifyKey(accountId: string, apiKey: string): ApiKeyRecord | undefined {
     const entry = this.accounts.get(accountId);
     if (!entry) return undefined;
     const known = this.knownDigests.get(apiKey);
     const presented = known ?? keyDigest(apiKey);
-    let match: ApiKeyRecord | undefined;
-    for (const key of entry.keys) if (timingSafeEqual(key.digest, presented)) match = key.record;
-    if (match && !known) this.knownDigests.set(apiKey, presented);
-    return match;
+    let match: KeyEntry | undefined;
+    for (const key of entry.keys) if (timingSafeEqual(key.digest, presented)) match = key;
+    if (!match) return undefined;
+    if (!known) this.knownDigests.set(apiKey, presented);
+    match.used = true;
+    return match.record;
   }
 
   /** The account a key belongs to, if any (the management API's whoami). */
@@ -87,13 +113,58 @@ export class Catalog {
     return undefined;
   }
 
-  /** The version a call of this function runs now. */
-  serving(account: string, name: string): FunctionManifest | undefined {
-    return this.functions.get(account)?.get(name)?.serving;
+  /** The ids of the keys matched since the last time this was asked, by account (and forgets them). */
+  takeUsedKeys(): Map<string, string[]> {
+    const used = new Map<string, string[]>();
+    for (const [id, entry] of this.accounts) {
+      for (const key of entry.keys) {
+        if (!key.used) continue;
+        key.used = false;
+        let ids = used.get(id);
+        if (!ids) used.set(id, (ids = []));
+        ids.push(key.record.id);
+      }
+    }
+    return used;
   }
 
-  list(account: string): FunctionManifest[] {
-    return [...(this.functions.get(account)?.values() ?? [])].map((e) => e.serving).sort((a, b) => a.name.localeCompare(b.name));
+  /** The ids of an account's keys matched since the last `takeUsedKeys`. */
+  usedKeys(accountId: string): Set<string> {
+    return new Set(this.accounts.get(accountId)?.keys.filter((k) => k.used).map((k) => k.record.id));
+  }
+
+  /** A function as calls see it (the call path's lookup). */
+  function(account: string, name: string): FunctionEntry | undefined {
+    return this.functions.get(account)?.get(name);
+  }
+
+  /**
+   * The version one call runs: with one version serving, that one; with two, the call's bucket
+   * decides, at random or, given a sticky key (X-Service-Version-Key), by its hash.
+   */
+  pick(entry: FunctionEntry, stickyKey: string | undefined): FunctionManifest {
+    if (entry.second === undefined) return entry.first;
+    const bucket = stickyKey === undefined ? Math.floor(Math.random() * BUCKETS) : stickyBucket(stickyKey);
+    return bucket < entry.threshold ? entry.first : entry.second;
+  }
+
+  /** The version serving most of the calls of this function now. */
+  serving(account: string, name: string): FunctionManifest | undefined {
+    return this.functions.get(account)?.get(name)?.primary;
+  }
+
+  /** Whether calls may still be sent to this version (this very manifest, not only its number). */
+  isServing(manifest: FunctionManifest): boolean {
+    const entry = this.functions.get(manifest.account)?.get(manifest.name);
+    return entry !== undefined && (entry.first === manifest || entry.second === manifest);
+  }
+
+  *allFunctions(): IterableIterator<FunctionEntry> {
+    for (const byName of this.functions.values()) yield* byName.values();
+  }
+
+  list(account: string): FunctionEntry[] {
+    return [...(this.functions.get(account)?.values() ?? [])].sort((a, b) => a.primary.name.localeCompare(b.primary.name));
   }
 
   /** Applies one change of the feed: reads the record it names again (`all`: everything). */
@@ -130,33 +201,53 @@ export class Catalog {
   }
 
   private setAccount(id: string, record: AccountRecord | undefined): void {
+    this.setAccountEntry(id, record);
+    this.onAccountChanged(id);
+  }
+
+  private setAccountEntry(id: string, record: AccountRecord | undefined): void {
     if (!record) {
       this.accounts.delete(id);
       return;
     }
-    const keys = record.keys.filter((k) => !k.revokedAt).map((k) => ({ record: k, digest: Buffer.from(k.sha256, 'hex') }));
+    // A key's "used" mark survives the account's other changes.
+    const prior = this.accounts.get(id)?.keys;
+    const keys = record.keys
+      .filter((k) => !k.revokedAt)
+      .map((k) => ({ record: k, digest: Buffer.from(k.sha256, 'hex'), used: prior?.find((p) => p.record.id === k.id)?.used ?? false }));
     this.accounts.set(id, { record, keys });
   }
 
   private setFunction(account: string, name: string, record: FunctionRecord | undefined): void {
     let byName = this.functions.get(account);
     const prior = byName?.get(name);
-    const serving = record?.serving[0];
-    if (record && serving) {
+    const priorVersions = prior ? (prior.second ? [prior.first, prior.second] : [prior.first]) : [];
+    // A version held already keeps its manifest object (the call path memoizes its keys per
+    // manifest object, and its warm instance stays); one no longer serving is retired.
+    const same = (a: FunctionManifest, b: FunctionManifest) => a.version === b.version && a.deployedAt === b.deployedAt;
+    const serving = record?.serving.map((m) => priorVersions.find((p) => same(p, m)) ?? m) ?? [];
+    if (record && serving.length > 0 && serving.length === record.traffic.length) {
       if (!byName) this.functions.set(account, (byName = new Map()));
-      // A record equal to the one held (a change announced twice) keeps the manifest object: the
-      // call path's keys are memoized per manifest object.
-      if (prior && prior.serving.version === serving.version) {
-        prior.record = record;
-        return;
-      }
-      byName.set(name, { record, serving });
+      byName.set(name, entryOf(record, serving));
       if (!prior) this.functionCount++;
     } else if (prior) {
       byName!.delete(name);
       if (byName!.size === 0) this.functions.delete(account);
       this.functionCount--;
     }
-    if (prior) this.onRetired(prior.serving);
+    for (const old of priorVersions) if (!serving.includes(old)) this.onRetired(old);
   }
+}
+
+function entryOf(record: FunctionRecord, serving: FunctionManifest[]): FunctionEntry {
+  const shares: TrafficShare[] = record.traffic;
+  let primary = 0;
+  for (let i = 1; i < shares.length; i++) if (shares[i]!.percent >= shares[primary]!.percent) primary = i;
+  return {
+    record,
+    primary: serving[primary]!,
+    first: serving[0]!,
+    second: serving[1],
+    threshold: shares.length > 1 ? Math.round(shares[0]!.percent * 100) : BUCKETS,
+  };
 }

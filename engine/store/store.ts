@@ -25,17 +25,37 @@ export interface Store {
   createAccount(): Promise<NewAccount>;
   /** Creates an account only if the store has none (once, however many nodes start at the same time). */
   ensureFirstAccount(): Promise<NewAccount | undefined>;
-  /** Adds a key to an account; the key itself is in the answer only (the store keeps its digest). */
+  /**
+   * Adds a key to an account; the key itself is in the answer only (the store keeps its digest).
+   * A name already held by one of the account's keys that are not revoked is ERR_CONFLICT.
+   */
   createKey(accountId: string, options?: { name?: string; scope?: KeyScope }): Promise<NewKey>;
-  /** Revokes a key by id: refused on the next call, everywhere. */
-  revokeKey(accountId: string, keyId: string): Promise<void>;
+  /**
+   * Revokes a key by id: refused on the next call, everywhere. The account's last admin key cannot
+   * be revoked (ERR_CONFLICT): the account would be left with no way to manage itself.
+   */
+  revokeKey(accountId: string, keyId: string): Promise<ApiKeyRecord>;
+  /** Records when keys were last used (`lastUsedAt`, kept if already later). Announces no change: nothing on the call path reads it. */
+  touchKeys(accountId: string, usedAt: Record<string, string>): Promise<void>;
+  /** Sets an account's own limits; a field left out falls back to the server's. */
+  setAccountLimits(accountId: string, limits: AccountLimits): Promise<void>;
 
   /**
-   * Stores a new version of a function and makes it the one that serves. `check` runs on the
-   * unpacked code first; if it (or anything else) throws, nothing changes and the previous version
-   * keeps serving, also after a crash at any point.
+   * Stores a new numbered version of a function (1, 2, 3… per function) and serves it: to every
+   * call, or with `percent` to that share of them beside the version that served most until then.
+   * `check` runs on the unpacked code first; if it (or anything else) throws, nothing changes and
+   * the previous version keeps serving, also after a crash at any point. The newest
+   * `keepVersions` versions are kept (a store option), and every serving one.
    */
-  deploy(account: string, spec: FunctionSpec, source: BundleSource, check: DeployCheck, limits?: BundleLimits): Promise<FunctionManifest>;
+  deploy(account: string, spec: FunctionSpec, source: BundleSource, check: DeployCheck, options?: DeployOptions): Promise<FunctionManifest>;
+  /** The versions a function keeps, newest first, and which serve; undefined when it does not exist. */
+  listVersions(account: string, name: string): Promise<VersionList | undefined>;
+  /**
+   * Serves the given versions with the given shares, at once and atomically (a rollback, a split,
+   * a promotion). The split is checked with `checkTraffic` (ERR_BAD_REQUEST); a version that is not
+   * kept is ERR_NOT_FOUND saying whether it was pruned or never existed.
+   */
+  setTraffic(account: string, name: string, traffic: TrafficShare[]): Promise<FunctionRecord>;
   /** Removes a function and its versions; resolves to the manifest that was serving. */
   remove(account: string, name: string): Promise<FunctionManifest | undefined>;
   /** A local folder holding the version's files (fetched first if this machine has not got them). */
@@ -43,7 +63,10 @@ export interface Store {
 
   /** Copying between stores (`islet store copy`): an account as it is, key digests included. */
   importAccount(record: AccountRecord): Promise<void>;
-  /** Copying between stores: a version as it is (its id kept, not validated again), made the serving one. */
+  /**
+   * Copying between stores: a version as it is (its number kept, not validated again). It serves
+   * only if the function had no version yet; `setTraffic` then sets the split the source had.
+   */
   importVersion(manifest: FunctionManifest, codeDir: string): Promise<void>;
 
   /** Whether the store can take writes now (`/healthz`). */
@@ -58,8 +81,24 @@ export interface StoreHealth {
   state: 'ok' | 'unavailable';
 }
 
-/** Deploy-time validation of a candidate version, on its unpacked files. */
+/** Deploy-time validation of a candidate version (numbered 0 until it is stored), on its unpacked files. */
 export type DeployCheck = (manifest: FunctionManifest, codeDir: string) => Promise<void>;
+
+export interface DeployOptions {
+  limits?: BundleLimits;
+  /** A note kept with the version (`islet deploy --message`). */
+  message?: string;
+  /** Serve the new version to this share of calls, 0–100 (default 100). */
+  percent?: number;
+}
+
+export interface VersionList {
+  /** The highest version number given so far (it may have been pruned since). */
+  latest: number;
+  traffic: TrafficShare[];
+  /** The kept versions' manifests, newest first. */
+  versions: FunctionManifest[];
+}
 
 /** What changed. The catalog reads the named record again; `all` asks for a full reload. */
 export type StoreChange =
@@ -88,12 +127,25 @@ export interface ApiKeyRecord {
   createdAt: string;
   /** Set when the key was revoked; a revoked key matches nothing. */
   revokedAt?: string;
+  /** When a call or a management request last presented it (to the minute). */
+  lastUsedAt?: string;
+}
+
+/** An account's own bounds; a field left out takes the server's (see engine/limits.ts). */
+export interface AccountLimits {
+  /** Calls of the account's functions running at once. */
+  maxInFlight?: number;
+  /** Calls per second, over time (token bucket refill; 0: no bound). */
+  ratePerSec?: number;
+  /** Calls the bucket holds for a burst. */
+  burst?: number;
 }
 
 export interface AccountRecord {
   id: string;
   createdAt: string;
   keys: ApiKeyRecord[];
+  limits?: AccountLimits;
 }
 
 export interface NewAccount {
@@ -108,13 +160,13 @@ export interface NewKey {
 
 /** One serving version and its share of the calls, in percent. */
 export interface TrafficShare {
-  version: string;
+  version: number;
   percent: number;
 }
 
 /**
- * A function as the catalog holds it: the versions that serve and their shares (today one version
- * at 100%). Every version is immutable once stored; serving another is a change of `traffic` only.
+ * A function as the catalog holds it: the versions that serve (one, or two sharing the calls) and
+ * their shares. Every version is immutable once stored; serving another is a change of `traffic` only.
  */
 export interface FunctionRecord {
   account: string;

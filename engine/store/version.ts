@@ -8,10 +8,10 @@ import type { FunctionManifest, FunctionSpec } from '../manifest';
 
 /**
  * The manifest of a new version from its unpacked files: their list, their sha256 (over the sorted
- * paths and contents: what makes two versions' code the same) and a version id made of the time
- * and that hash. Refuses a spec whose file is not among them.
+ * paths and contents: what makes two versions' code the same). Its number is 0 until the store
+ * gives it the next one. Refuses a spec whose file is not among them.
  */
-export async function describeVersion(codeDir: string, account: string, spec: FunctionSpec): Promise<FunctionManifest> {
+export async function describeVersion(codeDir: string, account: string, spec: FunctionSpec, message?: string): Promise<FunctionManifest> {
   const files = await listFiles(codeDir);
   if (!files.includes(spec.file)) {
     throw new ServiceError('ERR_INVALID_FUNCTION', `functions.${spec.name}.file: ${spec.file} is not in the deployed folder`, { key: 'file' });
@@ -20,8 +20,9 @@ export async function describeVersion(codeDir: string, account: string, spec: Fu
   return {
     ...spec,
     account,
-    version: `${Date.now().toString(36)}-${hash.slice(0, 10)}`,
+    version: 0,
     deployedAt: new Date().toISOString(),
+    ...(message ? { message } : {}),
     contentHash: hash,
     files,
     bytes,

@@ -46,6 +46,7 @@ export async function startNode(storeUrl: string): Promise<TestNode> {
 export function client(accountId: string, apiKey: string) {
   const headers = { 'X-Service-Api-Key': apiKey };
   return {
+    apiKey,
     async deploy(node: { url: string }, name: string, source: string): Promise<Response> {
       const form = new FormData();
       form.set('spec', JSON.stringify({ runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }));

@@ -48,21 +48,29 @@ export interface CallInit {
   account?: string;
 }
 
-export async function startTestServer(options: { limits?: Partial<Limits>; dataDir?: string; engine?: Partial<ComposeOptions> } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  limits?: Partial<Limits>;
+  dataDir?: string;
+  engine?: Partial<ComposeOptions>;
+  /** The bearer token that reads every metric. */
+  metricsToken?: string;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'islet-test-'));
   const { engine, store } = await openEngine({ dataDir, limits: options.limits, cacheDir: TEST_CACHE, ...options.engine });
   const { accountId, apiKey } = await engine.createAccount();
-  return attach(engine, store, dataDir, accountId, apiKey);
+  return attach(engine, store, dataDir, accountId, apiKey, options.metricsToken);
 }
 
 /** Opens an engine and server on an existing data directory (a restart). */
-export async function reopenTestServer(dataDir: string, accountId: string, apiKey: string, limits?: Partial<Limits>): Promise<TestServer> {
-  const { engine, store } = await openEngine({ dataDir, limits, cacheDir: TEST_CACHE });
-  return attach(engine, store, dataDir, accountId, apiKey);
+export async function reopenTestServer(dataDir: string, accountId: string, apiKey: string, limits?: Partial<Limits>, options: Omit<TestServerOptions, 'limits' | 'dataDir'> = {}): Promise<TestServer> {
+  const { engine, store } = await openEngine({ dataDir, limits, cacheDir: TEST_CACHE, ...options.engine });
+  return attach(engine, store, dataDir, accountId, apiKey, options.metricsToken);
 }
 
-async function attach(engine: Engine, store: Store, dataDir: string, accountId: string, apiKey: string): Promise<TestServer> {
-  const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
+async function attach(engine: Engine, store: Store, dataDir: string, accountId: string, apiKey: string, metricsToken?: string): Promise<TestServer> {
+  const server = await startServer({ engine, host: '127.0.0.1', port: 0, metricsToken });
   const t: TestServer = {
     engine,
     server,

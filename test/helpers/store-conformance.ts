@@ -8,11 +8,11 @@ import { functionFolder } from './functions';
 
 /**
  * The contract every Store keeps, run against each implementation: `open` gives a fresh, empty
- * store; `second` (when the store can be shared) opens another handle on the same state, as a
- * second process or node would.
+ * store (keeping the newest `keepVersions` versions and the serving ones, 3 here); `second` (when the
+ * store can be shared) opens another handle on the same state, as a second process or node would.
  */
 export interface StoreUnderTest {
-  open(): Promise<Store>;
+  open(options: { keepVersions: number }): Promise<Store>;
   second?(): Promise<Store>;
 }
 
@@ -29,7 +29,7 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
   let store: Store;
   const changes: StoreChange[] = [];
   t.before(async () => {
-    store = await impl.open();
+    store = await impl.open({ keepVersions: 3 });
     store.watch(async (change) => {
       changes.push(change);
     });
@@ -105,8 +105,79 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     t.equal(await store.remove(accountId, 'gone'), undefined);
   });
 
+  t.test('versions: numbered per function, listed newest first with their notes, a new one serves', async (t) => {
+    const { accountId } = await store.createAccount();
+    const made = [];
+    for (let i = 1; i <= 3; i++) made.push(await store.deploy(accountId, spec('v'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass, { message: `release ${i}` }));
+    t.same(made.map((m) => m.version), [1, 2, 3]);
+    const other = await store.deploy(accountId, spec('w'), { dir: functionFolder('exports.handler = () => 0;\n') }, pass);
+    t.equal(other.version, 1, 'each function counts its own');
+    const list = await store.listVersions(accountId, 'v');
+    t.same(list?.versions.map((m) => [m.version, m.message]), [[3, 'release 3'], [2, 'release 2'], [1, 'release 1']]);
+    t.same(list?.traffic, [{ version: 3, percent: 100 }]);
+    t.equal(list?.latest, 3);
+    t.equal(await store.listVersions(accountId, 'nothing'), undefined);
+    t.equal(readFileSync(path.join(await store.codeDir(made[0]!), 'function.js'), 'utf8'), 'exports.handler = () => 1;\n', 'an older version keeps its own code');
+  });
+
+  t.test('traffic: a deploy with a percent splits with the version serving most; setTraffic switches at once', async (t) => {
+    const { accountId } = await store.createAccount();
+    for (let i = 1; i <= 2; i++) await store.deploy(accountId, spec('s'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass);
+    await store.deploy(accountId, spec('s'), { dir: functionFolder('exports.handler = () => 3;\n') }, pass, { percent: 10 });
+    t.same((await store.readFunction(accountId, 's'))?.traffic, [{ version: 2, percent: 90 }, { version: 3, percent: 10 }]);
+    t.same((await store.readFunction(accountId, 's'))?.serving.map((m) => m.version), [2, 3], 'the manifests of both serving versions');
+    await store.deploy(accountId, spec('s'), { dir: functionFolder('exports.handler = () => 4;\n') }, pass, { percent: 0 });
+    t.same((await store.readFunction(accountId, 's'))?.traffic, [{ version: 2, percent: 90 }, { version: 3, percent: 10 }], 'a 0% deploy stores a version and serves it nothing');
+    changes.length = 0;
+    const back = await store.setTraffic(accountId, 's', [{ version: 2, percent: 100 }]);
+    t.same(back.traffic, [{ version: 2, percent: 100 }]);
+    t.same(changes, [{ kind: 'function', account: accountId, name: 's' }], 'announced before it returns');
+    const split = await store.setTraffic(accountId, 's', [{ version: 4, percent: 25.5 }, { version: 2, percent: 74.5 }]);
+    t.same(split.traffic, [{ version: 2, percent: 74.5 }, { version: 4, percent: 25.5 }], 'sorted by version');
+    await t.rejects(store.setTraffic(accountId, 's', [{ version: 2, percent: 60 }, { version: 3, percent: 30 }]), { code: 'ERR_BAD_REQUEST', message: /add up to 90/ });
+    await t.rejects(store.setTraffic(accountId, 's', [{ version: 2, percent: 101 }]), { code: 'ERR_BAD_REQUEST', message: /from 0 to 100/ });
+    await t.rejects(store.setTraffic(accountId, 's', [2, 3, 4].map((version) => ({ version, percent: 100 / 3 }))), { code: 'ERR_BAD_REQUEST', message: /two versions at most/ });
+    await t.rejects(store.setTraffic(accountId, 's', [{ version: 9, percent: 100 }]), { code: 'ERR_NOT_FOUND', message: /no version 9 \(the latest is 4\)/ });
+    await t.rejects(store.setTraffic(accountId, 'nothing', [{ version: 1, percent: 100 }]), { code: 'ERR_NO_SUCH_FUNCTION' });
+    t.same((await store.readFunction(accountId, 's'))?.traffic, [{ version: 2, percent: 74.5 }, { version: 4, percent: 25.5 }], 'refused changes changed nothing');
+  });
+
+  t.test('pruning: the newest versions (3 here) and every serving one are kept', async (t) => {
+    const { accountId } = await store.createAccount();
+    await store.deploy(accountId, spec('p'), { dir: functionFolder('exports.handler = () => 1;\n') }, pass);
+    for (let i = 2; i <= 6; i++) await store.deploy(accountId, spec('p'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass, { percent: 0 });
+    t.same((await store.listVersions(accountId, 'p'))?.versions.map((m) => m.version), [6, 5, 4, 1], 'version 1 still serves, so it stays');
+    await store.deploy(accountId, spec('p'), { dir: functionFolder('exports.handler = () => 7;\n') }, pass);
+    t.same((await store.listVersions(accountId, 'p'))?.versions.map((m) => m.version), [7, 6, 5], 'once it stops serving it goes too');
+    await t.rejects(store.setTraffic(accountId, 'p', [{ version: 2, percent: 100 }]), { code: 'ERR_NOT_FOUND', message: /version 2 of p was pruned \(kept: 5, 6, 7\)/ });
+  });
+
+  t.test('keys: names are unique among keys in use; the last admin key cannot be revoked; uses are recorded quietly', async (t) => {
+    const { accountId } = await store.createAccount();
+    const first = (await store.readAccount(accountId))!.keys[0]!;
+    t.equal(first.name, 'default');
+    const ci = await store.createKey(accountId, { name: 'ci', scope: 'invoke' });
+    await t.rejects(store.createKey(accountId, { name: 'ci' }), { code: 'ERR_CONFLICT', message: /already has a key named ci/ });
+    await t.rejects(store.createKey(accountId, { name: 'bad name!' }), { code: 'ERR_BAD_REQUEST', message: /invalid key name/ });
+    await t.rejects(store.createKey(accountId, { scope: 'root' as never }), { code: 'ERR_BAD_REQUEST', message: /invalid key scope/ });
+    await store.revokeKey(accountId, ci.key.id);
+    t.equal((await store.createKey(accountId, { name: 'ci', scope: 'invoke' })).key.name, 'ci', 'a revoked key frees its name');
+    await t.rejects(store.revokeKey(accountId, first.id), { code: 'ERR_CONFLICT', message: /default is the last admin key/ });
+    t.notOk((await store.readAccount(accountId))!.keys.find((k) => k.id === first.id)?.revokedAt, 'it was not revoked');
+    const admin2 = await store.createKey(accountId, { name: 'ops', scope: 'admin' });
+    t.equal((await store.revokeKey(accountId, first.id)).name, 'default', 'with another admin key, it can go');
+    changes.length = 0;
+    await store.touchKeys(accountId, { [admin2.key.id]: '2030-01-01T00:00:00.000Z' });
+    await store.touchKeys(accountId, { [admin2.key.id]: '2029-01-01T00:00:00.000Z' });
+    t.equal((await store.readAccount(accountId))!.keys.find((k) => k.id === admin2.key.id)?.lastUsedAt, '2030-01-01T00:00:00.000Z', 'the later use is kept');
+    t.same(changes, [], 'recording uses announces nothing');
+    await store.setAccountLimits(accountId, { ratePerSec: 50, maxInFlight: 10 });
+    t.same((await store.readAccount(accountId))?.limits, { ratePerSec: 50, maxInFlight: 10 });
+    t.same(changes, [{ kind: 'account', accountId }], 'limits are announced');
+  });
+
   t.test('a catalog follows the store: deploys, redeploys, removals and revocations', async (t) => {
-    const retired: string[] = [];
+    const retired: number[] = [];
     const catalogStore = impl.second ? await impl.second() : store;
     const catalog = new Catalog(catalogStore, (m) => retired.push(m.version));
     await catalog.open();
@@ -132,6 +203,26 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     await visible(() => catalog.serving(accountId, 'f') === undefined, 'a removal is gone');
     t.same(retired, [v1.version, v2.version]);
     t.same(catalog.list(accountId), []);
+
+    // Splits: a call's version is drawn per call, or fixed by a sticky key; versions that stop serving retire.
+    retired.length = 0;
+    const s1 = await store.deploy(accountId, spec('g'), { dir: functionFolder('exports.handler = () => 1;\n') }, pass);
+    await visible(() => catalog.serving(accountId, 'g')?.version === 1, 'a first version serves');
+    const held = catalog.serving(accountId, 'g');
+    await store.deploy(accountId, spec('g'), { dir: functionFolder('exports.handler = () => 2;\n') }, pass, { percent: 30 });
+    await visible(() => catalog.function(accountId, 'g')?.second?.version === 2, 'a split serves both versions');
+    t.equal(catalog.function(accountId, 'g')?.first, held, 'the version that keeps 70% keeps its manifest object (and its warm instance)');
+    const entry = catalog.function(accountId, 'g')!;
+    const drawn = Array.from({ length: 2000 }, () => catalog.pick(entry, undefined).version);
+    const share = drawn.filter((v) => v === 2).length / drawn.length;
+    t.ok(share > 0.25 && share < 0.35, `about 30% of calls draw version 2 (${share})`);
+    const sticky = Array.from({ length: 20 }, () => catalog.pick(entry, 'user-42').version);
+    t.equal(new Set(sticky).size, 1, 'a sticky key always gets the same version');
+    t.same(retired, [], 'nothing retired by a split');
+    await store.setTraffic(accountId, 'g', [{ version: s1.version, percent: 100 }]);
+    await visible(() => catalog.function(accountId, 'g')?.second === undefined, 'a rollback serves one version again');
+    t.same(retired, [2], 'the version that stopped serving retired');
+    t.ok(catalog.isServing(catalog.serving(accountId, 'g')!));
     if (catalogStore !== store) await catalogStore.close();
   });
 }

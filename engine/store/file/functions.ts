@@ -2,12 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { materializeBundle, type BundleLimits, type BundleSource } from '../../bundle';
+import { ServiceError } from '../../errors';
 import type { FunctionManifest, FunctionSpec } from '../../manifest';
-import type { FunctionRecord } from '../store';
+import type { FunctionRecord, TrafficShare, VersionList } from '../store';
+import { isPruned, missingVersion } from '../traffic';
 import { describeVersion } from '../version';
 import { fsyncPath, fsyncTree, listDirs, readJsonFile, writeFileAtomic } from './fsutil';
+import { migrateLegacy } from './legacy';
 
-/** A version unpacked aside, not yet published. */
+/** A version unpacked aside, not yet numbered nor published. */
 export interface StagedVersion {
   manifest: FunctionManifest;
   /** The unpacked files (where the deploy check loads them). */
@@ -16,23 +19,33 @@ export interface StagedVersion {
   dir: string;
 }
 
+/** `traffic.json`: which versions serve, and the highest number given so far. */
+interface TrafficFile {
+  latest: number;
+  traffic: TrafficShare[];
+}
+
 /**
  * Deployed functions on disk:
  *
- *   functions/<account>/<name>/current               the serving version id (replaced atomically)
- *   functions/<account>/<name>/versions/<id>/manifest.json
- *   functions/<account>/<name>/versions/<id>/code/…  the deployed files
+ *   functions/<account>/<name>/traffic.json            {latest, traffic} (replaced atomically)
+ *   functions/<account>/<name>/versions/<n>/manifest.json
+ *   functions/<account>/<name>/versions/<n>/code/…     the deployed files
  *
- * A deploy writes a new version aside (`stage`), fsyncs it, renames it into place and only then
- * switches `current` (`publish`); a crash at any point leaves the previous version serving. Staging
- * and removed folders (names starting with a dot) are cleaned by `clean`, at start-up.
+ * A deploy writes a new version aside (`stage`), then, under the function's lock, numbers it,
+ * fsyncs it, renames it into place and only then replaces `traffic.json` (`publish`): a crash at
+ * any point leaves the previous version serving. A version numbered above `latest` is one whose
+ * publish crashed before that switch: it is not listed, and `clean` removes it at start-up with
+ * the staging and removed folders (names starting with a dot).
  */
 export class FunctionFiles {
   private readonly root: string;
-  /** Versions kept besides the current one (for in-flight calls and inspection). */
-  private readonly keepPrevious = 2;
 
-  constructor(dataDir: string) {
+  constructor(
+    dataDir: string,
+    /** The newest this many versions are kept, and every serving one besides. */
+    private readonly keepVersions: number,
+  ) {
     this.root = path.join(dataDir, 'functions');
   }
 
@@ -46,9 +59,11 @@ export class FunctionFiles {
           await fsp.rm(path.join(accountDir, name), { recursive: true, force: true });
           continue;
         }
+        await migrateLegacy(this.functionDir(account, name));
+        const latest = (await this.readTraffic(account, name))?.latest ?? 0;
         const versionsDir = this.versionsDir(account, name);
         for (const dir of await listDirs(versionsDir)) {
-          if (dir.startsWith('.')) await fsp.rm(path.join(versionsDir, dir), { recursive: true, force: true });
+          if (dir.startsWith('.') || versionNumber(dir) > latest) await fsp.rm(path.join(versionsDir, dir), { recursive: true, force: true });
         }
       }
     }
@@ -69,23 +84,35 @@ export class FunctionFiles {
   }
 
   async read(account: string, name: string): Promise<FunctionRecord | undefined> {
-    let version: string;
-    try {
-      version = (await fsp.readFile(path.join(this.functionDir(account, name), 'current'), 'utf8')).trim();
-    } catch {
-      return undefined;
+    const file = await this.readTraffic(account, name);
+    if (!file) return undefined;
+    const serving: FunctionManifest[] = [];
+    for (const share of file.traffic) {
+      const manifest = await this.readManifest(account, name, share.version);
+      if (!manifest) return undefined;
+      serving.push(manifest);
     }
-    const manifest = await readJsonFile<FunctionManifest>(path.join(this.versionsDir(account, name), version, 'manifest.json'));
-    if (!manifest) return undefined;
-    return { account, name, traffic: [{ version, percent: 100 }], serving: [manifest] };
+    return { account, name, traffic: file.traffic, serving };
+  }
+
+  async versions(account: string, name: string): Promise<VersionList | undefined> {
+    const file = await this.readTraffic(account, name);
+    if (!file) return undefined;
+    const numbers = (await listDirs(this.versionsDir(account, name))).map(versionNumber).filter((n) => n > 0 && n <= file.latest);
+    const versions: FunctionManifest[] = [];
+    for (const n of numbers.sort((a, b) => b - a)) {
+      const manifest = await this.readManifest(account, name, n);
+      if (manifest) versions.push(manifest);
+    }
+    return { latest: file.latest, traffic: file.traffic, versions };
   }
 
   codeDir(manifest: Pick<FunctionManifest, 'account' | 'name' | 'version'>): string {
-    return path.join(this.versionsDir(manifest.account, manifest.name), manifest.version, 'code');
+    return path.join(this.versionsDir(manifest.account, manifest.name), String(manifest.version), 'code');
   }
 
-  /** Unpacks a bundle aside and describes it as a new version. Publishes nothing. */
-  async stage(account: string, spec: FunctionSpec, source: BundleSource, limits: BundleLimits | undefined): Promise<StagedVersion> {
+  /** Unpacks a bundle aside and describes it as a candidate version (numbered 0). Publishes nothing. */
+  async stage(account: string, spec: FunctionSpec, source: BundleSource, limits: BundleLimits | undefined, message: string | undefined): Promise<StagedVersion> {
     const versionsDir = this.versionsDir(account, spec.name);
     await fsp.mkdir(versionsDir, { recursive: true });
     const dir = path.join(versionsDir, `.staging-${randomBytes(6).toString('hex')}`);
@@ -93,23 +120,61 @@ export class FunctionFiles {
     await fsp.mkdir(codeDir, { recursive: true });
     try {
       await materializeBundle(source, codeDir, limits);
-      return { manifest: await describeVersion(codeDir, account, spec), codeDir, dir };
+      return { manifest: await describeVersion(codeDir, account, spec, message), codeDir, dir };
     } catch (err) {
       await this.discard({ dir });
       throw err;
     }
   }
 
-  /** Makes a staged version durable, renames it into place, then switches `current` to it. */
-  async publish(staged: StagedVersion): Promise<void> {
-    const { manifest } = staged;
+  /**
+   * Numbers a staged version, makes it durable, renames it into place, then switches
+   * `traffic.json` to `traffic(version, current)`. Run under the function's lock.
+   */
+  async publish(staged: StagedVersion, traffic: (version: number, current: TrafficShare[] | undefined) => TrafficShare[]): Promise<FunctionManifest> {
+    const { account, name } = staged.manifest;
+    const current = await this.readTraffic(account, name);
+    const versionsDir = this.versionsDir(account, name);
+    const highest = Math.max(current?.latest ?? 0, ...(await listDirs(versionsDir)).map(versionNumber));
+    const manifest: FunctionManifest = { ...staged.manifest, version: highest + 1 };
     await writeFileAtomic(path.join(staged.dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
     await fsyncTree(staged.dir);
-    const versionsDir = this.versionsDir(manifest.account, manifest.name);
-    await fsp.rename(staged.dir, path.join(versionsDir, manifest.version));
+    await fsp.rename(staged.dir, path.join(versionsDir, String(manifest.version)));
     await fsyncPath(versionsDir);
-    await writeFileAtomic(path.join(this.functionDir(manifest.account, manifest.name), 'current'), manifest.version + '\n');
-    await this.prune(manifest.account, manifest.name, manifest.version);
+    const next = traffic(manifest.version, current?.traffic);
+    await this.writeTraffic(account, name, { latest: manifest.version, traffic: next });
+    await this.prune(account, name, manifest.version, next);
+    return manifest;
+  }
+
+  /**
+   * Places a version under its own number (a copy from another store); a function that had no
+   * version yet is served by it. Run under the function's lock.
+   */
+  async adopt(staged: StagedVersion, manifest: FunctionManifest): Promise<void> {
+    const { account, name, version } = manifest;
+    const versionsDir = this.versionsDir(account, name);
+    if (!(await this.readManifest(account, name, version))) {
+      await writeFileAtomic(path.join(staged.dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+      await fsyncTree(staged.dir);
+      await fsp.rm(path.join(versionsDir, String(version)), { recursive: true, force: true });
+      await fsp.rename(staged.dir, path.join(versionsDir, String(version)));
+      await fsyncPath(versionsDir);
+    }
+    const current = await this.readTraffic(account, name);
+    await this.writeTraffic(account, name, { latest: Math.max(current?.latest ?? 0, version), traffic: current?.traffic ?? [{ version, percent: 100 }] });
+  }
+
+  /** Serves other kept versions. Run under the function's lock. */
+  async setTraffic(account: string, name: string, traffic: TrafficShare[]): Promise<void> {
+    const file = await this.readTraffic(account, name);
+    if (!file) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${name} in account ${account}`);
+    for (const { version } of traffic) {
+      if (await this.readManifest(account, name, version)) continue;
+      const kept = (await this.versions(account, name))?.versions.map((m) => m.version) ?? [];
+      throw missingVersion(name, version, file.latest, kept);
+    }
+    await this.writeTraffic(account, name, { latest: file.latest, traffic });
   }
 
   async discard(staged: Pick<StagedVersion, 'dir'>): Promise<void> {
@@ -135,11 +200,32 @@ export class FunctionFiles {
     return path.join(this.functionDir(account, name), 'versions');
   }
 
-  private async prune(account: string, name: string, current: string): Promise<void> {
+  private readTraffic(account: string, name: string): Promise<TrafficFile | undefined> {
+    return readJsonFile<TrafficFile>(path.join(this.functionDir(account, name), 'traffic.json'));
+  }
+
+  private writeTraffic(account: string, name: string, file: TrafficFile): Promise<void> {
+    return writeFileAtomic(path.join(this.functionDir(account, name), 'traffic.json'), JSON.stringify(file) + '\n');
+  }
+
+  private readManifest(account: string, name: string, version: number): Promise<FunctionManifest | undefined> {
+    return readJsonFile<FunctionManifest>(path.join(this.versionsDir(account, name), String(version), 'manifest.json'));
+  }
+
+  /** Deletes the versions that are neither serving nor among the newest `keepVersions`. */
+  private async prune(account: string, name: string, latest: number, traffic: TrafficShare[]): Promise<void> {
     const versionsDir = this.versionsDir(account, name);
-    const versions = (await listDirs(versionsDir)).filter((v) => !v.startsWith('.') && v !== current).sort();
-    for (const old of versions.slice(0, Math.max(0, versions.length - this.keepPrevious))) {
-      await fsp.rm(path.join(versionsDir, old), { recursive: true, force: true });
+    for (const dir of await listDirs(versionsDir)) {
+      const n = versionNumber(dir);
+      if (n > 0 && isPruned(n, latest, this.keepVersions, traffic)) {
+        await fsp.rm(path.join(versionsDir, dir), { recursive: true, force: true });
+      }
     }
   }
 }
+
+/** A version folder's number; 0 for any other folder (staging, removed). */
+function versionNumber(dir: string): number {
+  return /^[1-9]\d{0,9}$/.test(dir) ? Number(dir) : 0;
+}
+

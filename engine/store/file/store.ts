@@ -1,9 +1,26 @@
 import { promises as fsp } from 'node:fs';
-import type { BundleLimits, BundleSource } from '../../bundle';
+import type { BundleSource } from '../../bundle';
 import { ServiceError } from '../../errors';
 import type { FunctionManifest, FunctionSpec } from '../../manifest';
-import { newAccountId, newKey } from '../keys';
-import type { AccountRecord, CatalogSnapshot, DeployCheck, FunctionRecord, KeyScope, NewAccount, NewKey, Store, StoreChange, StoreHealth } from '../store';
+import { newAccountId, newKey, newKeyFor, revokeIn, touchIn } from '../keys';
+import type {
+  AccountLimits,
+  AccountRecord,
+  ApiKeyRecord,
+  CatalogSnapshot,
+  DeployCheck,
+  DeployOptions,
+  FunctionRecord,
+  KeyScope,
+  NewAccount,
+  NewKey,
+  Store,
+  StoreChange,
+  StoreHealth,
+  TrafficShare,
+  VersionList,
+} from '../store';
+import { checkTraffic, DEFAULT_KEEP_VERSIONS, trafficAfterDeploy } from '../traffic';
 import { AccountFiles } from './accounts';
 import { LocalCoordinator, type Coordinator } from '../coordinator';
 import { FunctionFiles } from './functions';
@@ -13,6 +30,8 @@ export interface FileStoreOptions {
   coordinator?: Coordinator;
   /** Remove what crashed deploys left behind (only when no other process is using the directory). */
   clean?: boolean;
+  /** The newest this many versions of a function are kept, and every serving one besides (default 10). */
+  keepVersions?: number;
 }
 
 /**
@@ -32,7 +51,7 @@ export class FileStore implements Store {
   ) {
     this.description = `data directory ${dataDir}`;
     this.accounts = new AccountFiles(dataDir);
-    this.functions = new FunctionFiles(dataDir);
+    this.functions = new FunctionFiles(dataDir, Math.max(1, options.keepVersions ?? DEFAULT_KEEP_VERSIONS));
     this.coordinator = options.coordinator ?? new LocalCoordinator();
     this.coordinator.subscribe((change) => this.tell(change));
   }
@@ -74,30 +93,52 @@ export class FileStore implements Store {
 
   createKey(accountId: string, options: { name?: string; scope?: KeyScope } = {}): Promise<NewKey> {
     return this.updateAccount(accountId, (record) => {
-      const made = newKey(options.name, options.scope);
+      const made = newKeyFor(record, options.name, options.scope);
       record.keys.push(made.key);
       return made;
     });
   }
 
-  async revokeKey(accountId: string, keyId: string): Promise<void> {
+  revokeKey(accountId: string, keyId: string): Promise<ApiKeyRecord> {
+    return this.updateAccount(accountId, (record) => revokeIn(record, keyId));
+  }
+
+  async touchKeys(accountId: string, usedAt: Record<string, string>): Promise<void> {
+    await this.updateAccount(accountId, (record) => touchIn(record, usedAt), false);
+  }
+
+  async setAccountLimits(accountId: string, limits: AccountLimits): Promise<void> {
     await this.updateAccount(accountId, (record) => {
-      const key = record.keys.find((k) => k.id === keyId);
-      if (!key) throw new ServiceError('ERR_NOT_FOUND', `no key ${keyId} in account ${accountId}`);
-      key.revokedAt ??= new Date().toISOString();
+      record.limits = limits;
     });
   }
 
-  async deploy(account: string, spec: FunctionSpec, source: BundleSource, check: DeployCheck, limits?: BundleLimits): Promise<FunctionManifest> {
-    const staged = await this.functions.stage(account, spec, source, limits);
+  async deploy(account: string, spec: FunctionSpec, source: BundleSource, check: DeployCheck, options: DeployOptions = {}): Promise<FunctionManifest> {
+    const staged = await this.functions.stage(account, spec, source, options.limits, options.message);
+    let manifest: FunctionManifest;
     try {
       await check(staged.manifest, staged.codeDir);
-      await this.coordinator.withLock(functionLock(account, spec.name), () => this.functions.publish(staged));
+      manifest = await this.coordinator.withLock(functionLock(account, spec.name), () =>
+        this.functions.publish(staged, (version, current) => trafficAfterDeploy(current, version, options.percent)),
+      );
     } finally {
       await this.functions.discard(staged);
     }
     await this.changed({ kind: 'function', account, name: spec.name });
-    return staged.manifest;
+    return manifest;
+  }
+
+  listVersions(account: string, name: string): Promise<VersionList | undefined> {
+    return this.functions.versions(account, name);
+  }
+
+  async setTraffic(account: string, name: string, traffic: TrafficShare[]): Promise<FunctionRecord> {
+    const shares = checkTraffic(traffic);
+    await this.coordinator.withLock(functionLock(account, name), () => this.functions.setTraffic(account, name, shares));
+    await this.changed({ kind: 'function', account, name });
+    const record = await this.functions.read(account, name);
+    if (!record) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${name} in account ${account}`);
+    return record;
   }
 
   async remove(account: string, name: string): Promise<FunctionManifest | undefined> {
@@ -116,9 +157,9 @@ export class FileStore implements Store {
   }
 
   async importVersion(manifest: FunctionManifest, codeDir: string): Promise<void> {
-    const staged = await this.functions.stage(manifest.account, manifest, { dir: codeDir }, undefined);
+    const staged = await this.functions.stage(manifest.account, manifest, { dir: codeDir }, undefined, undefined);
     try {
-      await this.coordinator.withLock(functionLock(manifest.account, manifest.name), () => this.functions.publish({ ...staged, manifest }));
+      await this.coordinator.withLock(functionLock(manifest.account, manifest.name), () => this.functions.adopt(staged, manifest));
     } finally {
       await this.functions.discard(staged);
     }
@@ -133,8 +174,8 @@ export class FileStore implements Store {
     return Promise.resolve();
   }
 
-  /** Reads an account from disk, changes it and writes it back, under the account's lock. */
-  private async updateAccount<T>(accountId: string, change: (record: AccountRecord) => T): Promise<T> {
+  /** Reads an account from disk, changes it and writes it back, under the account's lock; then announces it (unless `announce` is false). */
+  private async updateAccount<T>(accountId: string, change: (record: AccountRecord) => T, announce = true): Promise<T> {
     const result = await this.coordinator.withLock(`account:${accountId}`, async () => {
       const record = await this.accounts.read(accountId);
       if (!record) throw new ServiceError('ERR_NOT_FOUND', `no account ${accountId}`);
@@ -142,7 +183,7 @@ export class FileStore implements Store {
       await this.accounts.write(record);
       return out;
     });
-    await this.changed({ kind: 'account', accountId });
+    if (announce) await this.changed({ kind: 'account', accountId });
     return result;
   }
 

@@ -64,6 +64,35 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'numbered versions, the latest number per function, key last use, account limits',
+    sql: `
+      -- Versions are numbered 1, 2, 3… per function; ids given before are renumbered in deploy order.
+      ALTER TABLE islet_versions ADD COLUMN number integer;
+      UPDATE islet_versions v SET number = r.n FROM (
+          SELECT account_id, function_name, version,
+            row_number() OVER (PARTITION BY account_id, function_name ORDER BY created_at, version) AS n
+          FROM islet_versions) r
+        WHERE v.account_id = r.account_id AND v.function_name = r.function_name AND v.version = r.version;
+      UPDATE islet_functions f SET traffic = coalesce((
+          SELECT jsonb_agg(jsonb_build_object('version', v.number, 'percent', s.share->'percent'))
+          FROM jsonb_array_elements(f.traffic) AS s(share)
+          JOIN islet_versions v ON v.account_id = f.account_id AND v.function_name = f.name AND v.version = s.share->>'version'), '[]');
+      UPDATE islet_versions SET manifest = jsonb_set(manifest, '{version}', to_jsonb(number));
+      ALTER TABLE islet_versions DROP CONSTRAINT islet_versions_pkey;
+      ALTER TABLE islet_versions DROP COLUMN version;
+      ALTER TABLE islet_versions RENAME COLUMN number TO version;
+      ALTER TABLE islet_versions ALTER COLUMN version SET NOT NULL;
+      ALTER TABLE islet_versions ADD PRIMARY KEY (account_id, function_name, version);
+      -- The highest number given so far: kept when that version is pruned, so numbers never repeat.
+      ALTER TABLE islet_functions ADD COLUMN latest integer NOT NULL DEFAULT 0;
+      UPDATE islet_functions f SET latest = coalesce((SELECT max(v.version) FROM islet_versions v WHERE v.account_id = f.account_id AND v.function_name = f.name), 0);
+      ALTER TABLE islet_keys ADD COLUMN last_used_at timestamptz;
+      -- An account's own limits ({"maxInFlight", "ratePerSec", "burst"}); null: the server's.
+      ALTER TABLE islet_accounts ADD COLUMN limits jsonb;
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that serialises migrations across nodes. */

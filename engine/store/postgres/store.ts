@@ -2,16 +2,36 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { Pool, type PoolClient } from 'pg';
-import { materializeBundle, type BundleLimits, type BundleSource } from '../../bundle';
+import { materializeBundle, type BundleSource } from '../../bundle';
 import { ServiceError } from '../../errors';
 import type { FunctionManifest, FunctionSpec } from '../../manifest';
 import { LocalCoordinator, type Coordinator } from '../coordinator';
-import { newAccountId, newKey } from '../keys';
-import type { AccountRecord, ApiKeyRecord, CatalogSnapshot, DeployCheck, FunctionRecord, KeyScope, NewAccount, NewKey, Store, StoreChange, StoreHealth, TrafficShare } from '../store';
+import { newKeyFor, revokeIn } from '../keys';
+import type {
+  AccountLimits,
+  AccountRecord,
+  ApiKeyRecord,
+  CatalogSnapshot,
+  DeployCheck,
+  DeployOptions,
+  FunctionRecord,
+  KeyScope,
+  NewAccount,
+  NewKey,
+  Store,
+  StoreChange,
+  StoreHealth,
+  TrafficShare,
+  VersionList,
+} from '../store';
+import { checkTraffic, DEFAULT_KEEP_VERSIONS, trafficAfterDeploy } from '../traffic';
 import { describeVersion, packFiles } from '../version';
+import * as accountSql from './accounts';
 import { CodeCache } from './code-cache';
 import { CHANNEL, ChangeFeed } from './feed';
 import { migrate } from './schema';
+import * as versionSql from './versions';
+import { SERVING_SQL, toFunctionRecord, type FunctionRow } from './versions';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -22,37 +42,13 @@ export interface PostgresStoreOptions {
   coordinator?: Coordinator;
   /** Full reload this often, whatever the notifications said (default 30 s). */
   resyncMs?: number;
+  /** The newest this many versions of a function are kept, and every serving one besides (default 10). */
+  keepVersions?: number;
 }
-
-/** Versions kept besides the serving one. */
-const KEEP_PREVIOUS = 2;
 /** Arbitrary constant: the advisory lock under which the first account is created. */
 const FIRST_ACCOUNT_LOCK = 73_100_616;
 /** Codes of errors that mean the database is out of reach, not that a statement was wrong. */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', '57P01', '57P02', '57P03']);
-
-const SERVING_SQL = `
-  SELECT f.account_id, f.name, f.traffic,
-    (SELECT coalesce(json_agg(v.manifest), '[]') FROM islet_versions v
-      WHERE v.account_id = f.account_id AND v.function_name = f.name
-        AND f.traffic @> jsonb_build_array(jsonb_build_object('version', v.version))) AS serving
-  FROM islet_functions f`;
-
-interface FunctionRow {
-  account_id: string;
-  name: string;
-  traffic: TrafficShare[];
-  serving: FunctionManifest[];
-}
-
-interface KeyRow {
-  id: string;
-  name: string;
-  scope: ApiKeyRecord['scope'];
-  sha256: string;
-  created_at: Date;
-  revoked_at: Date | null;
-}
 
 /**
  * The shared store: accounts, keys, functions, versions and bundles in PostgreSQL, so that several
@@ -66,6 +62,7 @@ export class PostgresStore implements Store {
   private readonly feed: ChangeFeed;
   private readonly code: CodeCache;
   private readonly coordinator: Coordinator;
+  private readonly keepVersions: number;
 
   private constructor(
     private readonly pool: Pool,
@@ -73,6 +70,7 @@ export class PostgresStore implements Store {
   ) {
     this.description = describeUrl(options.url);
     this.coordinator = options.coordinator ?? new LocalCoordinator();
+    this.keepVersions = Math.max(1, options.keepVersions ?? DEFAULT_KEEP_VERSIONS);
     this.coordinator.subscribe((change) => this.tell(change));
     this.feed = new ChangeFeed(options.url, (change) => void this.tell(change).catch(() => undefined), options.resyncMs ?? 30_000);
     this.code = new CodeCache(path.join(options.cacheDir, 'code'), (hash) => this.fetchBundle(hash));
@@ -116,6 +114,14 @@ export class PostgresStore implements Store {
     return (await this.readAccounts(accountId))[0];
   }
 
+  async listVersions(account: string, name: string): Promise<VersionList | undefined> {
+    try {
+      return await versionSql.listVersions(this.pool, account, name);
+    } catch (err) {
+      throw this.asServiceError(err);
+    }
+  }
+
   async readFunction(account: string, name: string): Promise<FunctionRecord | undefined> {
     const { rows } = await this.query<FunctionRow>(`${SERVING_SQL} WHERE f.account_id = $1 AND f.name = $2`, [account, name]);
     const record = rows[0] && toFunctionRecord(rows[0]);
@@ -124,7 +130,7 @@ export class PostgresStore implements Store {
 
   createAccount(): Promise<NewAccount> {
     return this.write(async (db) => {
-      const created = await insertAccount(db);
+      const created = await accountSql.insertAccount(db);
       return { result: created, change: { kind: 'account', accountId: created.accountId } };
     });
   }
@@ -134,43 +140,69 @@ export class PostgresStore implements Store {
       await db.query('SELECT pg_advisory_xact_lock($1)', [FIRST_ACCOUNT_LOCK]);
       const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM islet_accounts');
       if (Number(rows[0]!.n) > 0) return { result: undefined };
-      const created = await insertAccount(db);
+      const created = await accountSql.insertAccount(db);
       return { result: created, change: { kind: 'account', accountId: created.accountId } };
     });
   }
 
   createKey(accountId: string, options: { name?: string; scope?: KeyScope } = {}): Promise<NewKey> {
     return this.write(async (db) => {
-      const found = await db.query('SELECT 1 FROM islet_accounts WHERE id = $1 FOR UPDATE', [accountId]);
-      if (found.rowCount === 0) throw new ServiceError('ERR_NOT_FOUND', `no account ${accountId}`);
-      const made = newKey(options.name, options.scope);
-      await insertKey(db, accountId, made.key);
+      const made = newKeyFor(await accountSql.lockAccount(db, accountId), options.name, options.scope);
+      await accountSql.insertKey(db, accountId, made.key);
       return { result: made, change: { kind: 'account', accountId } };
     });
   }
 
-  revokeKey(accountId: string, keyId: string): Promise<void> {
+  revokeKey(accountId: string, keyId: string): Promise<ApiKeyRecord> {
     return this.write(async (db) => {
-      const { rowCount } = await db.query('UPDATE islet_keys SET revoked_at = coalesce(revoked_at, now()) WHERE account_id = $1 AND id = $2', [accountId, keyId]);
-      if (rowCount === 0) throw new ServiceError('ERR_NOT_FOUND', `no key ${keyId} in account ${accountId}`);
+      const key = revokeIn(await accountSql.lockAccount(db, accountId), keyId);
+      await accountSql.setRevoked(db, accountId, key);
+      return { result: key, change: { kind: 'account', accountId } };
+    });
+  }
+
+  async touchKeys(accountId: string, usedAt: Record<string, string>): Promise<void> {
+    // Nothing on the call path reads it: no change to announce.
+    this.assertAvailable();
+    try {
+      await accountSql.touchKeys(this.pool, accountId, usedAt);
+    } catch (err) {
+      throw this.asServiceError(err);
+    }
+  }
+
+  setAccountLimits(accountId: string, limits: AccountLimits): Promise<void> {
+    return this.write(async (db) => {
+      await accountSql.lockAccount(db, accountId);
+      await accountSql.setLimits(db, accountId, limits);
       return { result: undefined, change: { kind: 'account', accountId } };
     });
   }
 
-  async deploy(account: string, spec: FunctionSpec, source: BundleSource, check: DeployCheck, limits?: BundleLimits): Promise<FunctionManifest> {
+  async deploy(account: string, spec: FunctionSpec, source: BundleSource, check: DeployCheck, options: DeployOptions = {}): Promise<FunctionManifest> {
     this.assertAvailable();
     const staging = path.join(this.options.cacheDir, 'staging', randomBytes(6).toString('hex'));
     const codeDir = path.join(staging, 'code');
     await fsp.mkdir(codeDir, { recursive: true });
     try {
-      await materializeBundle(source, codeDir, limits);
-      const manifest = await describeVersion(codeDir, account, spec);
-      await check(manifest, codeDir);
-      await this.publish(manifest, codeDir);
-      return manifest;
+      await materializeBundle(source, codeDir, options.limits);
+      const candidate = await describeVersion(codeDir, account, spec, options.message);
+      await check(candidate, codeDir);
+      return await this.publish(candidate, codeDir, (version, current) => trafficAfterDeploy(current, version, options.percent));
     } finally {
       await fsp.rm(staging, { recursive: true, force: true });
     }
+  }
+
+  async setTraffic(account: string, name: string, traffic: TrafficShare[]): Promise<FunctionRecord> {
+    const shares = checkTraffic(traffic);
+    await this.write(async (db) => {
+      await versionSql.switchTraffic(db, account, name, shares);
+      return { result: undefined, change: { kind: 'function', account, name } };
+    });
+    const record = await this.readFunction(account, name);
+    if (!record) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${name} in account ${account}`);
+    return record;
   }
 
   remove(account: string, name: string): Promise<FunctionManifest | undefined> {
@@ -179,7 +211,7 @@ export class PostgresStore implements Store {
       if (!serving) return { result: undefined };
       await db.query('DELETE FROM islet_functions WHERE account_id = $1 AND name = $2', [account, name]);
       const { rows } = await db.query<{ bundle_hash: string }>('DELETE FROM islet_versions WHERE account_id = $1 AND function_name = $2 RETURNING bundle_hash', [account, name]);
-      await dropUnusedBundles(db, rows.map((r) => r.bundle_hash));
+      await versionSql.dropUnusedBundles(db, rows.map((r) => r.bundle_hash));
       return { result: serving.serving[0], change: { kind: 'function', account, name } };
     });
   }
@@ -190,11 +222,7 @@ export class PostgresStore implements Store {
 
   importAccount(record: AccountRecord): Promise<void> {
     return this.write(async (db) => {
-      await db.query('INSERT INTO islet_accounts (id, created_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [record.id, record.createdAt]);
-      for (const key of record.keys) {
-        await db.query('DELETE FROM islet_keys WHERE account_id = $1 AND id = $2', [record.id, key.id]);
-        await insertKey(db, record.id, key);
-      }
+      await accountSql.importAccount(db, record);
       return { result: undefined, change: { kind: 'account', accountId: record.id } };
     });
   }
@@ -204,7 +232,8 @@ export class PostgresStore implements Store {
     const staging = path.join(this.options.cacheDir, 'staging', randomBytes(6).toString('hex'));
     try {
       await fsp.cp(codeDir, path.join(staging, 'code'), { recursive: true });
-      await this.publish(manifest, path.join(staging, 'code'));
+      // Its own number; it serves only a function that had no version yet.
+      await this.publish(manifest, path.join(staging, 'code'), (_, current) => current ?? [{ version: manifest.version, percent: 100 }]);
     } finally {
       await fsp.rm(staging, { recursive: true, force: true });
     }
@@ -227,33 +256,31 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Stores a version and makes it serve, in one transaction: the bundle (once per content), the
-   * version, the switch of the function's traffic (its row lock orders deploys of one function:
-   * the last to commit wins everywhere), the pruning of old versions and their unused bundles, and
-   * the notification. Then the code joins this node's cache.
+   * Stores a version and switches the function's traffic to `traffic(number, current)`, in one
+   * transaction: the bundle (once per content), the version numbered after the function's latest
+   * (a version given its number already, by a copy, keeps it), the switch (the function's row lock
+   * orders deploys of one function: numbers never repeat and the last to commit wins everywhere),
+   * the pruning of old versions and their unused bundles, and the notification. Then the code joins
+   * this node's cache.
    */
-  private async publish(manifest: FunctionManifest, codeDir: string): Promise<void> {
-    const bundle = await packFiles(codeDir, manifest.files);
-    const { account, name, version, contentHash } = manifest;
-    await this.write(async (db) => {
+  private async publish(candidate: FunctionManifest, codeDir: string, traffic: (version: number, current: TrafficShare[] | undefined) => TrafficShare[]): Promise<FunctionManifest> {
+    const bundle = await packFiles(codeDir, candidate.files);
+    const { account, name, contentHash } = candidate;
+    const manifest = await this.write(async (db) => {
       await db.query('INSERT INTO islet_bundles (hash, data, bytes) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING', [contentHash, bundle, bundle.length]);
-      await db.query(
-        `INSERT INTO islet_functions (account_id, name, traffic) VALUES ($1, $2, $3)
-         ON CONFLICT (account_id, name) DO UPDATE SET traffic = EXCLUDED.traffic, updated_at = now()`,
-        [account, name, JSON.stringify([{ version, percent: 100 }])],
-      );
-      await db.query('INSERT INTO islet_versions (account_id, function_name, version, manifest, bundle_hash) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [account, name, version, JSON.stringify(manifest), contentHash]);
-      const pruned = await db.query<{ bundle_hash: string }>(
-        `DELETE FROM islet_versions WHERE account_id = $1 AND function_name = $2 AND version <> $3 AND version NOT IN (
-           SELECT version FROM islet_versions WHERE account_id = $1 AND function_name = $2 AND version <> $3 ORDER BY created_at DESC LIMIT $4)
-         RETURNING bundle_hash`,
-        [account, name, version, KEEP_PREVIOUS],
-      );
-      await dropUnusedBundles(db, pruned.rows.map((r) => r.bundle_hash));
-      return { result: undefined, change: { kind: 'function', account, name } };
+      const row = (await versionSql.lockFunction(db, account, name, true))!;
+      const current = row.traffic.length > 0 ? row.traffic : undefined;
+      const stored: FunctionManifest = { ...candidate, version: candidate.version || row.latest + 1 };
+      const latest = Math.max(row.latest, stored.version);
+      const next = traffic(stored.version, current);
+      await versionSql.insertVersion(db, stored);
+      await versionSql.writeTraffic(db, account, name, next, latest);
+      await versionSql.dropUnusedBundles(db, await versionSql.prune(db, account, name, latest, this.keepVersions, next));
+      return { result: stored, change: { kind: 'function', account, name } };
     });
     // The version is stored; not having it in this node's cache only costs a fetch later.
     await this.code.adopt(contentHash, codeDir).catch(() => undefined);
+    return manifest;
   }
 
   /**
@@ -291,13 +318,11 @@ export class PostgresStore implements Store {
   }
 
   private async readAccounts(id?: string): Promise<AccountRecord[]> {
-    const { rows } = await this.query<{ id: string; created_at: Date; keys: KeyRow[] }>(
-      `SELECT a.id, a.created_at, coalesce(json_agg(k ORDER BY k.created_at) FILTER (WHERE k.id IS NOT NULL), '[]') AS keys
-       FROM islet_accounts a LEFT JOIN islet_keys k ON k.account_id = a.id ${id === undefined ? '' : 'WHERE a.id = $1'}
-       GROUP BY a.id`,
-      id === undefined ? [] : [id],
-    );
-    return rows.map((row) => ({ id: row.id, createdAt: iso(row.created_at), keys: row.keys.map(toKeyRecord) }));
+    try {
+      return await accountSql.readAccounts(this.pool, id);
+    } catch (err) {
+      throw this.asServiceError(err);
+    }
   }
 
   private async fetchBundle(hash: string): Promise<Buffer> {
@@ -328,47 +353,6 @@ export class PostgresStore implements Store {
     if (e.code === '23503') return new ServiceError('ERR_NOT_FOUND', `not found in the store: ${e.message}`);
     return new ServiceError('ERR_INTERNAL', `store error: ${e.message ?? String(err)}`);
   }
-}
-
-async function insertAccount(db: PoolClient): Promise<NewAccount> {
-  const { apiKey, key } = newKey('default', 'admin');
-  const accountId = newAccountId();
-  await db.query('INSERT INTO islet_accounts (id, created_at) VALUES ($1, now())', [accountId]);
-  await insertKey(db, accountId, key);
-  return { accountId, apiKey };
-}
-
-function insertKey(db: PoolClient, accountId: string, key: ApiKeyRecord): Promise<unknown> {
-  return db.query('INSERT INTO islet_keys (account_id, id, name, scope, sha256, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-    accountId,
-    key.id,
-    key.name,
-    key.scope,
-    key.sha256,
-    key.createdAt,
-    key.revokedAt ?? null,
-  ]);
-}
-
-/** Deletes the bundles among `hashes` that no version uses any more. */
-async function dropUnusedBundles(db: PoolClient, hashes: string[]): Promise<void> {
-  if (hashes.length === 0) return;
-  await db.query('DELETE FROM islet_bundles b WHERE b.hash = ANY($1) AND NOT EXISTS (SELECT 1 FROM islet_versions v WHERE v.bundle_hash = b.hash)', [hashes]);
-}
-
-function toFunctionRecord(row: FunctionRow): FunctionRecord {
-  const serving = row.traffic.map((share) => row.serving.find((m) => m.version === share.version)).filter((m): m is FunctionManifest => m !== undefined);
-  return { account: row.account_id, name: row.name, traffic: row.traffic, serving };
-}
-
-function toKeyRecord(row: KeyRow): ApiKeyRecord {
-  const key: ApiKeyRecord = { id: row.id, name: row.name, scope: row.scope, sha256: row.sha256, createdAt: iso(row.created_at) };
-  if (row.revoked_at) key.revokedAt = iso(row.revoked_at);
-  return key;
-}
-
-function iso(value: Date | string): string {
-  return new Date(value).toISOString();
 }
 
 /** `PostgreSQL at host:port/db`, never the password. */

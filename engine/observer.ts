@@ -1,0 +1,67 @@
+import type { ServiceError } from './errors';
+import type { LogStore } from './logs';
+import { keyPerManifest, type FunctionManifest } from './manifest';
+import type { FunctionStats } from './stats/function-stats';
+
+/**
+ * Where the call path reports to (workerd's RequestObserver): the call's logs and its metrics hook
+ * in here, not as an `if` per feature in the engine. Called on every call: implementations must
+ * not allocate beyond what they write.
+ */
+export interface CallObserver {
+  /**
+   * A call ran (or failed to start): its status, its error if it failed, the microseconds in the
+   * handler (X-Service-Duration-Usecs) and from admission to the answer (cold start included).
+   */
+  callEnded(stats: FunctionStats, manifest: FunctionManifest, requestId: string, method: string, status: number, error: ServiceError | undefined, handlerUs: number, totalUs: number): void;
+  /** A call of a known function was refused before it ran (413, 429, 503). */
+  callRefused(stats: FunctionStats, error: ServiceError): void;
+}
+
+/** Several observers as one. */
+export function observers(...list: CallObserver[]): CallObserver {
+  if (list.length === 1) return list[0]!;
+  return {
+    callEnded(stats, manifest, requestId, method, status, error, handlerUs, totalUs) {
+      for (const o of list) o.callEnded(stats, manifest, requestId, method, status, error, handlerUs, totalUs);
+    },
+    callRefused(stats, error) {
+      for (const o of list) o.callRefused(stats, error);
+    },
+  };
+}
+
+/** `account/name`: a function's log key, made once per manifest object. */
+const logKey = keyPerManifest<FunctionManifest>((m) => `${m.account}/${m.name}`);
+
+/**
+ * The function's logs: one `call` line per call (method, status, handler time, error code), and for
+ * a failed call an `error` line with its code, message and the user's stack.
+ */
+export function logObserver(logs: LogStore): CallObserver {
+  return {
+    callEnded(_stats, manifest, requestId, method, status, error, handlerUs) {
+      const key = logKey(manifest);
+      const message = `${method} ${status} ${handlerUs.toFixed(3)} us${error ? ` ${error.code}` : ''}`;
+      // The call line, written as JSON directly: it is on every call's path.
+      logs.appendLine(key, `{"t":${Date.now()},"requestId":${JSON.stringify(requestId)},"level":"call","version":${manifest.version},"message":${JSON.stringify(message)}}`);
+      if (error) {
+        const stack = typeof error.details?.stack === 'string' ? error.details.stack : undefined;
+        logs.appendLine(key, JSON.stringify({ t: Date.now(), requestId, level: 'error', version: manifest.version, code: error.code, message: error.message, ...(stack ? { stack } : {}) }));
+      }
+    },
+    callRefused() {},
+  };
+}
+
+/** The per-function counters behind `/metrics` and `islet stats`. */
+export function metricsObserver(): CallObserver {
+  return {
+    callEnded(stats, _manifest, _requestId, _method, status, error, _handlerUs, totalUs) {
+      stats.record(status, error?.code, totalUs);
+    },
+    callRefused(stats, error) {
+      stats.refused(error.status, error.code);
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
+import { errorResponse, responseHeaders, type Engine } from '../../engine/engine';
+import { ServiceError } from '../../engine/errors';
+import { newRequestId } from '../../engine/request-id';
+import type { ApiKeyRecord, KeyScope } from '../../engine/store/store';
+import { readBody, readHeaders } from '../body';
+import type { Peers } from '../peers';
+import { writeResponse, type ResponseState } from '../respond';
+
+/** A management answer: a status and a JSON body. */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/** What a route's handler gets: the request's parts, read while uWS still holds them. */
+export interface RouteContext {
+  account: string;
+  /** The second URL parameter (a function's or a key's name), decoded. */
+  name: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  /** The JSON body of a POST or PUT (`{}` when empty). */
+  body: Record<string, unknown>;
+  /** The key that was accepted. */
+  key: ApiKeyRecord;
+}
+
+/** JSON bodies of management requests (not deploys) are small. */
+const JSON_BODY_LIMIT = 64 * 1024;
+
+type Method = 'get' | 'post' | 'put' | 'del';
+
+/** Requests being answered (the server's drain waits for them). */
+export interface ActiveCounter {
+  active: number;
+}
+
+/** What the management routes are added with: the app, the engine, and the server's count of requests in flight. */
+export class Routes {
+  constructor(
+    readonly app: TemplatedApp,
+    readonly engine: Engine,
+    private readonly counter: ActiveCounter,
+    /** The other workers, whose figures add to this one's. */
+    readonly peers: Peers | undefined,
+  ) {}
+
+  /**
+   * Adds a JSON route under `/v2/accounts/:account/…` that needs a key of `scope` for that account
+   * (checked by the engine's admission, as calls are): reads the request, checks the key, runs
+   * `handler`, and answers its JSON or the JSON error of whatever it threw.
+   */
+  account(method: Method, pattern: string, scope: KeyScope, handler: (ctx: RouteContext) => Promise<Answer> | Answer): void {
+    this.app[method](pattern, (res, req) => {
+      const { account, name, headers } = readRequest(req);
+      const query = new URLSearchParams(req.getQuery() ?? '');
+      const state: ResponseState = { aborted: false };
+      res.onAborted(() => (state.aborted = true));
+      // Counted from the start, so that a drain waits for a body still arriving.
+      this.counter.active++;
+      const answer = (work: () => Promise<Answer>) => this.respond(res, state, work, true);
+      const run = (body: Record<string, unknown>) =>
+        answer(async () => {
+          const key = this.engine.admission.authorize(account, headers['x-service-api-key'], scope);
+          return handler({ account, name, query, headers, body, key });
+        });
+      if (method === 'get' || method === 'del') return run({});
+      readBody(
+        res,
+        headers,
+        JSON_BODY_LIMIT,
+        (raw) => {
+          let body: unknown = {};
+          try {
+            if (raw.length > 0) body = JSON.parse(raw.toString('utf8'));
+          } catch {
+            return answer(() => Promise.reject(new ServiceError('ERR_BAD_REQUEST', 'the request body is not valid JSON')));
+          }
+          if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+            return answer(() => Promise.reject(new ServiceError('ERR_BAD_REQUEST', 'the request body must be a JSON object')));
+          }
+          run(body as Record<string, unknown>);
+        },
+        () => answer(() => Promise.reject(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${JSON_BODY_LIMIT} bytes`))),
+      );
+    });
+  }
+
+  /** Counts a request as in flight from now (one whose body is still to come); answer it with `respond(…, true)`. */
+  begin(): void {
+    this.counter.active++;
+  }
+
+  /**
+   * Answers with `work`'s JSON, or the JSON error of whatever it threw; the request counts as in
+   * flight until then (`counted`: it was counted already, from its start).
+   */
+  respond(res: HttpResponse, state: ResponseState, work: () => Promise<Answer>, counted = false): void {
+    if (!counted) this.counter.active++;
+    const requestId = newRequestId();
+    work()
+      .then(
+        ({ status, body }) => writeResponse(res, state, status, { 'content-type': 'application/json', 'X-Service-Request-ID': requestId, 'X-Service-Duration-Usecs': '0.000' }, JSON.stringify(body), false),
+        (err: unknown) => {
+          const response = errorResponse(err, requestId, 0);
+          writeResponse(res, state, response.status, responseHeaders(response), response.body, false);
+        },
+      )
+      .finally(() => this.counter.active--);
+  }
+}
+
+export function readRequest(req: HttpRequest): { account: string; name: string; headers: Record<string, string> } {
+  return { account: req.getParameter(0) ?? '', name: safeDecode(req.getParameter(1) ?? ''), headers: readHeaders(req) };
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -1,0 +1,22 @@
+import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
+import type { Engine } from '../../engine/engine';
+import type { Peers } from '../peers';
+import { Routes, type ActiveCounter } from './common';
+import { addFunctionRoutes } from './functions';
+import { addKeyRoutes } from './keys';
+import { addStatsRoute } from './stats';
+import { addVersionRoutes } from './versions';
+
+/**
+ * The management API under /v2 (JSON; same key header and error shape as invocations; routes in
+ * the README). Every route of an account needs one of its admin keys: an invoke key is 403
+ * ERR_FORBIDDEN, another account's key 403 ERR_BAD_KEY. Keys are checked by the engine's admission,
+ * as calls are.
+ */
+export function addManagementRoutes(app: TemplatedApp, engine: Engine, counter: ActiveCounter, peers?: Peers): void {
+  const routes = new Routes(app, engine, counter, peers);
+  addKeyRoutes(routes);
+  addFunctionRoutes(routes);
+  addVersionRoutes(routes);
+  addStatsRoute(routes);
+}
