@@ -128,10 +128,10 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     t.same((await store.readFunction(accountId, 's'))?.serving.map((m) => m.version), [2, 3], 'the manifests of both serving versions');
     await store.deploy(accountId, spec('s'), { dir: functionFolder('exports.handler = () => 4;\n') }, pass, { percent: 0 });
     t.same((await store.readFunction(accountId, 's'))?.traffic, [{ version: 2, percent: 90 }, { version: 3, percent: 10 }], 'a 0% deploy stores a version and serves it nothing');
-    changes.length = 0;
+    await quiet(changes);
     const back = await store.setTraffic(accountId, 's', [{ version: 2, percent: 100 }]);
     t.same(back.traffic, [{ version: 2, percent: 100 }]);
-    t.same(changes, [{ kind: 'function', account: accountId, name: 's' }], 'announced before it returns');
+    t.ok(heard(changes, { kind: 'function', account: accountId, name: 's' }), 'announced before it returns');
     const split = await store.setTraffic(accountId, 's', [{ version: 4, percent: 25.5 }, { version: 2, percent: 74.5 }]);
     t.same(split.traffic, [{ version: 2, percent: 74.5 }, { version: 4, percent: 25.5 }], 'sorted by version');
     await t.rejects(store.setTraffic(accountId, 's', [{ version: 2, percent: 60 }, { version: 3, percent: 30 }]), { code: 'ERR_BAD_REQUEST', message: /add up to 90/ });
@@ -166,14 +166,15 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     t.notOk((await store.readAccount(accountId))!.keys.find((k) => k.id === first.id)?.revokedAt, 'it was not revoked');
     const admin2 = await store.createKey(accountId, { name: 'ops', scope: 'admin' });
     t.equal((await store.revokeKey(accountId, first.id)).name, 'default', 'with another admin key, it can go');
-    changes.length = 0;
+    await quiet(changes);
     await store.touchKeys(accountId, { [admin2.key.id]: '2030-01-01T00:00:00.000Z' });
     await store.touchKeys(accountId, { [admin2.key.id]: '2029-01-01T00:00:00.000Z' });
     t.equal((await store.readAccount(accountId))!.keys.find((k) => k.id === admin2.key.id)?.lastUsedAt, '2030-01-01T00:00:00.000Z', 'the later use is kept');
+    await new Promise((r) => setTimeout(r, 100));
     t.same(changes, [], 'recording uses announces nothing');
     await store.setAccountLimits(accountId, { ratePerSec: 50, maxInFlight: 10 });
     t.same((await store.readAccount(accountId))?.limits, { ratePerSec: 50, maxInFlight: 10 });
-    t.same(changes, [{ kind: 'account', accountId }], 'limits are announced');
+    t.ok(heard(changes, { kind: 'account', accountId }), 'limits are announced before the write returns');
   });
 
   t.test('a catalog follows the store: deploys, redeploys, removals and revocations', async (t) => {
