@@ -11,10 +11,6 @@ export interface StoreLocation {
   storeUrl?: string;
 }
 
-/** What a running server on the store does with a change made here. */
-function whenSeen(where: StoreLocation): string {
-  return where.storeUrl ? 'every node has it at once' : 'a running server has it when it starts again';
-}
 
 async function withStore<T>(where: StoreLocation, work: (store: Store) => Promise<T>): Promise<T> {
   // A shared store's code cache is not needed here: a temporary folder, removed after.
@@ -34,7 +30,8 @@ export async function createAccount(where: StoreLocation, json: boolean): Promis
   return withStore(where, async (store) => {
     const { accountId, apiKey } = await store.createAccount();
     if (json) return `${JSON.stringify({ accountId, apiKey })}\n`;
-    return `Created account ${accountId}\nAPI key: ${apiKey}\n(the key is shown only now; only its hash is stored in ${store.description}; ${whenSeen(where)})\n`;
+    const stored = where.storeUrl ? store.description : path.resolve(where.dataDir);
+    return `Created account ${accountId}\nAPI key: ${apiKey}\n(the key is shown only now; only its hash is stored in ${stored})\n`;
   });
 }
 
@@ -66,6 +63,7 @@ export async function accountLimits(where: StoreLocation, accountId: string | un
     set('burst', '--burst', flags.burst);
     await store.setAccountLimits(accountId, limits);
     const shown = Object.entries(limits).map(([k, v]) => `${k} ${v}`).join(', ') || "the server's defaults";
-    return `Account ${accountId}: ${shown} (${whenSeen(where)})\n`;
+    const applied = where.storeUrl ? 'every node applies them at once' : 'a running server applies them when it starts again';
+    return `Account ${accountId}: ${shown} (${applied})\n`;
   });
 }
