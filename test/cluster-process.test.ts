@@ -59,23 +59,32 @@ withPostgres(t, (pg) => {
     await observer.stop();
   });
 
-  t.test('islet store copy: a data directory into PostgreSQL and back, keys and versions as they were', async (t) => {
+  t.test('islet store copy: a data directory into PostgreSQL and back, keys, limits, versions and splits as they were', async (t) => {
     const source = await startTestServer();
     await source.deploy('one', functionFolder('exports.handler = () => "one";\n'), 'handler');
     await source.deploy('two', functionFolder('exports.handler = () => "two";\n', { 'lib/x.js': 'module.exports = 2;\n' }), 'handler');
+    // `split`: versions 1 and 2 of it sharing the calls 80/20.
+    const split = (n: number) => functionFolder(`exports.handler = () => "split v${n}";\n`);
+    await source.engine.deploy(source.accountId, { name: 'split', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { dir: split(1) });
+    await source.engine.deploy(source.accountId, { name: 'split', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { dir: split(2) }, { percent: 20 });
+    const invoke = await source.engine.manage.createKey(source.accountId, { name: 'caller', scope: 'invoke' });
+    await source.engine.manage.setAccountLimits(source.accountId, { ratePerSec: 500 });
     const versions = ['one', 'two'].map((name) => source.engine.describe(source.accountId, name)!.version);
     await source.stop();
     const url = pg().createDatabase('copied');
     const into = await islet(['store', 'copy', '--from', source.dataDir, '--to', url]);
     t.equal(into.code, 0, into.stderr);
-    t.match(into.stdout, /Copied 1 account and 2 functions \(2 versions new\)/);
+    t.match(into.stdout, /Copied 1 account and 3 functions \(4 versions new\)/);
     const again = await islet(['store', 'copy', '--from', source.dataDir, '--to', url]);
     t.match(again.stdout, /\(0 versions new\)/, 'a second copy copies nothing again');
     const node = await startNode(url);
     const account = client(source.accountId, source.apiKey);
     t.equal(await account.answer(node, 'one'), '"one"', 'the original key calls the copied function on a PostgreSQL node');
     t.equal(await account.answer(node, 'two'), '"two"');
-    t.same(['one', 'two'].map((name) => node.engine.describe(source.accountId, name)?.version), versions, 'the same version ids');
+    t.same(['one', 'two'].map((name) => node.engine.describe(source.accountId, name)?.version), versions, 'the same version numbers');
+    t.same(node.engine.catalog.function(source.accountId, 'split')?.record.traffic, [{ version: 1, percent: 80 }, { version: 2, percent: 20 }], 'the split as it was');
+    t.equal(await client(source.accountId, invoke.apiKey).answer(node, 'one'), '"one"', 'the invoke key calls');
+    t.same((await node.store.readAccount(source.accountId))?.limits, { ratePerSec: 500 }, "the account's own limits");
     await node.stop();
     const back = mkdtempSync(path.join(tmpdir(), 'islet-back-'));
     const out = await islet(['store', 'copy', '--from', url, '--to', back]);
@@ -83,6 +92,8 @@ withPostgres(t, (pg) => {
     const restored = await startTestServer({ dataDir: back });
     t.equal(await (await restored.call('one', { account: source.accountId, key: source.apiKey })).text(), '"one"', 'and back into a data directory');
     t.same(['one', 'two'].map((name) => restored.engine.describe(source.accountId, name)?.version), versions);
+    t.same((await restored.engine.manage.versions(source.accountId, 'split')).versions.map((m) => m.version), [2, 1], 'both versions of the split');
+    t.same(restored.engine.catalog.function(source.accountId, 'split')?.record.traffic, [{ version: 1, percent: 80 }, { version: 2, percent: 20 }]);
     await restored.stop();
     const refused = await islet(['store', 'copy', '--from', back]);
     t.equal(refused.code, 1);
