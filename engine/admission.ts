@@ -51,7 +51,8 @@ export class Gate {
       this.refilledAt = now;
       if (this.tokens < 1) {
         const retryAfter = Math.max(1, Math.ceil((1 - this.tokens) / this.perMs / 1000));
-        throw (this.overRate[retryAfter] ??= new ServiceError('ERR_RATE_LIMITED', `account ${accountId} is over its rate of ${Math.round(this.perMs * 1000)} calls per second`, { retryAfter }));
+        const rate = Math.round(this.perMs * 1000);
+        throw (this.overRate[retryAfter] ??= new ServiceError('ERR_RATE_LIMITED', `account ${accountId} is over its rate of ${rate} call${rate === 1 ? '' : 's'} per second`, { retryAfter }));
       }
       this.tokens -= 1;
     }

@@ -79,13 +79,13 @@ t.test(`kill -9 during deploys, ${ROUNDS} times: old or new version serves, noth
     outcomes[body === `v${round}` ? 'new' : 'old']++;
     served = Number(body.slice(1));
     const fnDir = path.join(dataDir, 'functions', accountId!, 'durable');
-    const current = readFileSync(path.join(fnDir, 'current'), 'utf8').trim();
-    t.ok(existsSync(path.join(fnDir, 'versions', current, 'manifest.json')), `round ${round}: current names a complete version`);
+    const { traffic } = JSON.parse(readFileSync(path.join(fnDir, 'traffic.json'), 'utf8')) as { traffic: { version: number }[] };
+    t.ok(traffic.length > 0 && traffic.every((s) => existsSync(path.join(fnDir, 'versions', String(s.version), 'manifest.json'))), `round ${round}: traffic.json names complete versions only`);
     t.same(readdirSync(path.join(fnDir, 'versions')).filter((d) => d.startsWith('.')), [], `round ${round}: no staging folder left after restart`);
   }
   t.comment(`outcomes: ${outcomes.new} new, ${outcomes.old} old`);
   t.ok(outcomes.new >= ROUNDS / 4, 'acknowledged deploys survived the kill');
   const whoami = await fetch(`${server.url}/v2/whoami`, { headers: { 'X-Service-Api-Key': apiKey! } });
-  t.same(await whoami.json(), { accountId }, 'the account and its key survived every crash');
+  t.same(await whoami.json(), { accountId, key: { name: 'default', scope: 'admin' } }, 'the account and its key survived every crash');
   crash(server);
 });
