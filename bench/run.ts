@@ -268,7 +268,7 @@ async function main(): Promise<void> {
     await spinner;
     figures.noisy_p99_vs_warm = figures.noisy_hello_p99_ms! / figures.hello_p99_ms!;
 
-    console.log(`10. account flood: the hello while another account floods its own hello (that account limited to ${FLOOD_RATE} calls/s)`);
+    console.log(`13. account flood: the hello while another account floods its own hello (that account limited to ${FLOOD_RATE} calls/s)`);
     const [victim, flooder] = await Promise.all([
       run(url, { paths: [`/v2/run/${accountId}/hello?name=abc`], headers }),
       run(url, { paths: [`/v2/run/${flood.accountId}/hello?name=abc`], headers: { 'X-Service-Api-Key': flood.apiKey } }),
@@ -278,7 +278,7 @@ async function main(): Promise<void> {
     figures.flood_attempts_rps = flooder.rps;
     figures.flood_refused_share = flooder.errors / Math.max(1, flooder.requests);
 
-    console.log('11. traffic split: 10,000 calls of a function whose version 2 gets 10%, at random and with sticky keys');
+    console.log('14. traffic split: 10,000 calls of a function whose version 2 gets 10%, at random and with sticky keys');
     figures.split_random_pct = await splitShare(url, accountId, apiKey, false);
     figures.split_sticky_pct = await splitShare(url, accountId, apiKey, true);
 
