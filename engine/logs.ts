@@ -197,7 +197,7 @@ export class LogStore implements LogReader {
   }
 
   /** The function's log files of every writer, each rotated one before the current one. */
-  private async filesOf(account: string, name: string): Promise<string[]> {
+  async filesOf(account: string, name: string): Promise<string[]> {
     let names: string[];
     try {
       names = await fsp.readdir(path.join(this.root, account));

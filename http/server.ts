@@ -3,6 +3,8 @@ import { Engine, errorResponse, type InvokeRequest, type InvokeResponse } from '
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { readBody, readHeaders } from './body';
+import { addConsoleRoutes } from './console';
+import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
@@ -39,7 +41,7 @@ const RUN_PREFIX = '/v2/run/';
 
 const NO_BODY = Buffer.alloc(0);
 
-/** Starts the HTTP server: `/v2/run/…` invocations, the management API and `/healthz`. */
+/** Starts the HTTP server: `/v2/run/…` invocations, the management API, `/healthz` and the web console. */
 export function startServer(options: ServerOptions): Promise<RunningServer> {
   const uws = loadUws();
   const { engine } = options;
@@ -49,6 +51,8 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   app.any('/v2/run/*', (res, req) => handleRun(engine, res, req, counter));
   addManagementRoutes(app, engine, counter, options.peers);
   addMetricsRoute(app, engine, options.metricsToken, options.peers);
+  addLiveLogsRoute(app, engine, logsAccess(engine));
+  addConsoleRoutes(app);
   app.get('/healthz', (res) => {
     const state = { aborted: false };
     res.onAborted(() => (state.aborted = true));

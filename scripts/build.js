@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// Builds islet: compiles the TypeScript host code into dist/, and bundles with esbuild the code
-// that runs inside isolates: the two runtimes (one script each) and islet's libraries.
+// Builds islet: compiles the TypeScript host code into dist/, bundles with esbuild the code
+// that runs inside isolates (the two runtimes, one script each, and islet's libraries), and the web console.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
 const esbuild = require('esbuild');
+const { buildConsole } = require('./build-console');
 
 const root = path.resolve(__dirname, '..');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
@@ -21,6 +22,7 @@ function run(cmd, args) {
 run(bin('tsc'), ['-p', 'tsconfig.json']);
 run(bin('tsc'), ['-p', 'engine/sandbox/tsconfig.json']);
 run(bin('tsc'), ['-p', 'python/sandbox/tsconfig.json']);
+run(bin('tsc'), ['-p', 'console/tsconfig.json']);
 
 const { LIBRARY_NAMES, LIBRARY_BUNDLE_GLOBAL, libraryEntry } = require(path.join(root, 'dist', 'engine', 'sandbox', 'library-names.js'));
 const { BUILTIN_MODULES } = require(path.join(root, 'dist', 'engine', 'node8', 'builtin-modules.js'));
@@ -70,6 +72,8 @@ async function main() {
       }),
     ),
   );
+  const consoleFiles = await buildConsole(root);
+  if (process.env.ISLET_BUILD_SIZES) for (const f of consoleFiles) console.log(`console ${f.file}: ${f.bytes} bytes, ${f.gzipped} gzipped`);
 }
 
 /**

@@ -1,0 +1,44 @@
+/** How figures and bodies are shown. Everything here returns text: nothing is ever parsed as HTML. */
+
+export function formatTime(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+export function formatDate(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** A duration in ms, with the precision that reads well at its size. */
+export function formatMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '–';
+  if (ms < 1) return `${(ms * 1000).toFixed(0)} µs`;
+  if (ms < 100) return `${ms.toFixed(1)} ms`;
+  if (ms < 10_000) return `${ms.toFixed(0)} ms`;
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** A response body for display: pretty-printed when it is JSON, else the text as it came. */
+export function showBody(text: string, contentType: string | null): { text: string; json: boolean } {
+  const looksJson = /\bjson\b/i.test(contentType ?? '') || /^\s*[[{"]/.test(text);
+  if (looksJson && text.trim() !== '') {
+    try {
+      return { text: JSON.stringify(JSON.parse(text), null, 2), json: true };
+    } catch {
+      // not JSON after all
+    }
+  }
+  return { text, json: false };
+}

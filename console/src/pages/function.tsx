@@ -1,0 +1,91 @@
+import { api, functionPath, type FunctionInfo, type Session } from '../api';
+import { formatBytes, formatDate } from '../format';
+import { InvokeForm } from '../parts/invoke-form';
+import { LogsPanel } from '../parts/logs-panel';
+import { href } from '../router';
+import { useLoad } from '../use-load';
+import { shortVersion } from './functions';
+
+export function FunctionPage({ session, name }: { session: Session; name: string }) {
+  const admin = session.scope === 'admin';
+  return (
+    <article aria-labelledby="function-title">
+      <p class="crumbs">
+        <a href={href({ page: 'functions' })}>Functions</a> /
+      </p>
+      <h1 id="function-title">{name}</h1>
+      {admin ? <AdminView session={session} name={name} /> : <InvokeForm session={session} name={name} isPublic={name.startsWith('public_')} />}
+    </article>
+  );
+}
+
+function AdminView({ session, name }: { session: Session; name: string }) {
+  const info = useLoad(() => api<{ function: FunctionInfo }>(session.key, 'GET', functionPath(session, name)), [session.key, name]);
+  const fn = info.data?.function;
+  if (info.error && !fn) {
+    return (
+      <p class="error" role="alert">
+        {info.error.message}
+      </p>
+    );
+  }
+  if (!fn) return <p class="hint">Loading…</p>;
+  return (
+    <>
+      <p class="summary">
+        {fn.runtime} · {fn.public ? 'public: callable without a key' : 'secured: callable with a key'} · version <code>{shortVersion(fn.version)}</code>, deployed{' '}
+        {formatDate(fn.deployedAt)}
+      </p>
+      <div class="columns">
+        <InvokeForm session={session} name={name} isPublic={fn.public} />
+        <Config fn={fn} />
+      </div>
+      <LogsPanel session={session} name={name} />
+    </>
+  );
+}
+
+function Config({ fn }: { fn: FunctionInfo }) {
+  return (
+    <section aria-labelledby="config-title" class="card">
+      <h2 id="config-title">Configuration</h2>
+      <dl class="config">
+        <dt>Runtime</dt>
+        <dd>{fn.runtime}</dd>
+        <dt>Entry</dt>
+        <dd>
+          <code>
+            {fn.file} · {fn.entrypoint}
+          </code>
+        </dd>
+        <dt>Timeout</dt>
+        <dd>{fn.timeoutMs ? `${fn.timeoutMs} ms` : 'server default'}</dd>
+        <dt>Memory</dt>
+        <dd>{fn.memoryMb ? `${fn.memoryMb} MB` : 'server default'}</dd>
+        <dt>Code</dt>
+        <dd>
+          {fn.files} files, {formatBytes(fn.bytes)}
+        </dd>
+        <dt>Content hash</dt>
+        <dd>
+          <code title={fn.contentHash}>{fn.contentHash.slice(0, 16)}</code>
+        </dd>
+        <dt>Env</dt>
+        <dd>
+          {fn.env.length === 0 ? (
+            'none'
+          ) : (
+            <ul class="env">
+              {fn.env.map((e) => (
+                <li>
+                  <code>{e}</code>
+                </li>
+              ))}
+            </ul>
+          )}
+          <span class="hint">names only: values never leave the server</span>
+        </dd>
+      </dl>
+    </section>
+  );
+}

@@ -1,0 +1,182 @@
+import { useState } from 'preact/hooks';
+import type { Session } from '../api';
+import { formatBytes, formatMs, showBody } from '../format';
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'];
+
+interface Result {
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  body: string;
+  bytes: number;
+  json: boolean;
+  /** X-Service-Duration-Usecs: the server's own time for the call. */
+  serverUs: number | undefined;
+  roundTripMs: number;
+}
+
+/** `Name: value` lines as headers; a line without a colon is an error naming its number. */
+export function parseHeaderLines(text: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (!line) return;
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw new Error(`Headers, line ${i + 1}: expected "Name: value"`);
+    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  });
+  return headers;
+}
+
+/** Calls the function from the browser, as any client would, and shows everything it answered, as text. */
+export function InvokeForm({ session, name, isPublic }: { session: Session; name: string; isPublic: boolean }) {
+  const [method, setMethod] = useState('POST');
+  const [path, setPath] = useState('/');
+  const [query, setQuery] = useState('');
+  const [headerText, setHeaderText] = useState('');
+  const [bodyKind, setBodyKind] = useState<'json' | 'text'>('json');
+  const [body, setBody] = useState('');
+  const [sendKey, setSendKey] = useState(!isPublic);
+  const [result, setResult] = useState<Result>();
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const noBody = method === 'GET' || method === 'HEAD';
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(undefined);
+    let headers: Record<string, string>;
+    try {
+      headers = parseHeaderLines(headerText);
+      if (!noBody && body !== '' && bodyKind === 'json') {
+        try {
+          JSON.parse(body);
+        } catch (err) {
+          throw new Error(`The body is not valid JSON: ${(err as Error).message}`);
+        }
+        if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+      }
+    } catch (err) {
+      setError((err as Error).message);
+      return;
+    }
+    if (sendKey) headers['X-Service-Api-Key'] = session.key;
+    const cleanPath = path.trim() === '' || path.trim() === '/' ? '' : `/${path.trim().replace(/^\/+/, '')}`;
+    const cleanQuery = query.trim().replace(/^\?/, '');
+    const url = `/v2/run/${encodeURIComponent(session.accountId)}/${encodeURIComponent(name)}${cleanPath}${cleanQuery ? `?${cleanQuery}` : ''}`;
+    setBusy(true);
+    const started = performance.now();
+    try {
+      const response = await fetch(url, { method, headers, body: noBody ? undefined : body, cache: 'no-store', redirect: 'manual' });
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      const roundTripMs = performance.now() - started;
+      const contentType = response.headers.get('content-type');
+      const text = new TextDecoder().decode(bytes);
+      const shown = showBody(text, contentType);
+      const usecs = response.headers.get('x-service-duration-usecs');
+      setResult({
+        status: response.status,
+        statusText: response.statusText,
+        headers: [...response.headers.entries()],
+        body: shown.text,
+        bytes: bytes.byteLength,
+        json: shown.json,
+        serverUs: usecs === null ? undefined : Number(usecs),
+        roundTripMs,
+      });
+    } catch (err) {
+      setResult(undefined);
+      setError(`The call did not complete: ${(err as Error).message}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="invoke-title" class="card">
+      <h2 id="invoke-title">Invoke</h2>
+      <form class="invoke" onSubmit={submit}>
+        <div class="row">
+          <label>
+            Method
+            <select name="method" value={method} onChange={(e) => setMethod(e.currentTarget.value)}>
+              {METHODS.map((m) => (
+                <option value={m}>{m}</option>
+              ))}
+            </select>
+          </label>
+          <label class="grow">
+            Path
+            <input name="path" value={path} onInput={(e) => setPath(e.currentTarget.value)} spellcheck={false} />
+          </label>
+          <label class="grow">
+            Query
+            <input name="query" value={query} placeholder="name=Ada&amp;lang=en" onInput={(e) => setQuery(e.currentTarget.value)} spellcheck={false} />
+          </label>
+        </div>
+        <label>
+          Headers <span class="hint">(one "Name: value" a line)</span>
+          <textarea name="headers" rows={2} value={headerText} onInput={(e) => setHeaderText(e.currentTarget.value)} spellcheck={false} />
+        </label>
+        <fieldset disabled={noBody}>
+          <legend>Body{noBody ? ` (none with ${method})` : ''}</legend>
+          <label class="choice">
+            <input type="radio" name="body-kind" checked={bodyKind === 'json'} onChange={() => setBodyKind('json')} /> JSON
+          </label>
+          <label class="choice">
+            <input type="radio" name="body-kind" checked={bodyKind === 'text'} onChange={() => setBodyKind('text')} /> Text
+          </label>
+          <textarea name="body" aria-label="Body" rows={4} value={body} onInput={(e) => setBody(e.currentTarget.value)} spellcheck={false} placeholder={bodyKind === 'json' ? '{"name": "Ada"}' : ''} />
+        </fieldset>
+        <div class="row">
+          <label class="choice">
+            <input type="checkbox" name="send-key" checked={sendKey} onChange={(e) => setSendKey(e.currentTarget.checked)} /> Send my key
+          </label>
+          <button type="submit" disabled={busy}>
+            {busy ? 'Calling…' : 'Invoke'}
+          </button>
+        </div>
+      </form>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div aria-live="polite">{result && <InvokeResult result={result} />}</div>
+    </section>
+  );
+}
+
+function InvokeResult({ result }: { result: Result }) {
+  const ok = result.status < 400;
+  return (
+    <div class="result" data-testid="invoke-result">
+      <p class="status-line">
+        <span class={`status ${ok ? 'ok' : 'bad'}`} data-testid="invoke-status">
+          {result.status} {result.statusText}
+        </span>
+        <span class="hint">
+          {result.serverUs !== undefined && `server ${formatMs(result.serverUs / 1000)} · `}round trip {formatMs(result.roundTripMs)} · {formatBytes(result.bytes)}
+        </span>
+      </p>
+      <details open>
+        <summary>Headers ({result.headers.length})</summary>
+        <table class="headers">
+          <tbody>
+            {result.headers.map(([k, v]) => (
+              <tr class={k.startsWith('x-service-') ? 'service' : undefined}>
+                <th scope="row">{k}</th>
+                <td>{v}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+      <h3 class="visually-hidden">Body</h3>
+      <pre class="body" data-testid="invoke-body" tabIndex={0} aria-label={result.json ? 'Body (JSON, pretty-printed)' : 'Body'}>
+        {result.body === '' ? '(empty body)' : result.body}
+      </pre>
+    </div>
+  );
+}

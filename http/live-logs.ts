@@ -1,0 +1,194 @@
+import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
+import { errorResponse, responseHeaders, type Engine } from '../engine/engine';
+import { ServiceError } from '../engine/errors';
+import { LogFollower } from '../engine/log-follow';
+import type { LogEntry } from '../engine/logs';
+import { newRequestId } from '../engine/request-id';
+import { readHeaders } from './body';
+import { closeConnections, writeHead, writeResponse, type ResponseState } from './respond';
+
+/** How often the log files are looked at for new lines (they are written every 250 ms). */
+const POLL_MS = 400;
+/**
+ * A comment line is sent after this long without any (uWS closes a connection that has written
+ * nothing for 10 s), and the key and the function are checked again, so that a revoked key or a
+ * removed function ends the stream.
+ */
+const HEARTBEAT_MS = 5_000;
+const DEFAULT_BACKLOG = 100;
+const MAX_BACKLOG = 1_000;
+/** Streams open at once in this process: each holds a connection, a timer and a cursor per log file. */
+const MAX_STREAMS = 256;
+
+/** Checks that `key` may read the logs of `account`'s function `name` (throws a ServiceError when not). */
+export type LogsAccess = (account: string, name: string, key: string | undefined) => void;
+
+/**
+ * The logs route's check: an admin key of the account (the engine's admission, as the management
+ * API's log route), for a function that exists.
+ */
+export function logsAccess(engine: Engine): LogsAccess {
+  return (account, name, key) => {
+    engine.admission.authorize(account, key, 'admin');
+    if (!engine.describe(account, name)) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${name} in account ${account}`);
+  };
+}
+
+/**
+ * GET /v2/accounts/<account>/functions/<name>/logs/live: a function's logs as Server-Sent Events,
+ * with the same key check as the management API. The newest `backlog` lines (default 100; at or
+ * after `since`, ms, when given) come first, then every line as it is written, each as
+ * `event: log` with a log entry as JSON. `event: dropped` says how many lines were left out while
+ * the client read too slowly; `event: end` (with `{errorCode, message}`) closes the stream when
+ * the key stops being valid or the function is removed. Browsers read it with fetch (which can
+ * send the key header), not EventSource (which cannot).
+ */
+export function addLiveLogsRoute(app: TemplatedApp, engine: Engine, access: LogsAccess): void {
+  let open = 0;
+  app.get('/v2/accounts/:account/functions/:name/logs/live', (res, req) => {
+    const account = req.getParameter(0) ?? '';
+    const name = safeDecode(req.getParameter(1) ?? '');
+    const key = readHeaders(req)['x-service-api-key'];
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const state: ResponseState = { aborted: false };
+    let stream: LiveStream | undefined;
+    res.onAborted(() => {
+      state.aborted = true;
+      stream?.stop();
+    });
+    const refuse = (err: unknown) => {
+      const response = errorResponse(err, newRequestId(), 0);
+      writeResponse(res, state, response.status, responseHeaders(response), response.body, false);
+    };
+    try {
+      access(account, name, key);
+      if (open >= MAX_STREAMS) throw new ServiceError('ERR_OVERLOADED', `this server already streams ${MAX_STREAMS} live logs; try again later`);
+    } catch (err) {
+      return refuse(err);
+    }
+    const backlog = clampInt(query.get('backlog'), DEFAULT_BACKLOG, 0, MAX_BACKLOG);
+    const sinceText = query.get('since');
+    const since = sinceText === null || !Number.isFinite(Number(sinceText)) ? undefined : Number(sinceText);
+    open++;
+    stream = new LiveStream(res, state, new LogFollower(() => engine.logs.filesOf(account, name)), () => access(account, name, key), () => open--);
+    stream.begin(backlog, since).catch((err: unknown) => {
+      stream!.stop();
+      refuse(err);
+    });
+  });
+}
+
+class LiveStream {
+  private timer: NodeJS.Timeout | undefined;
+  private reading = false;
+  private lastWrite = Date.now();
+  private lastCheck = Date.now();
+  /** The socket's buffer is full: lines are counted, not written, until it drains. */
+  private backedUp = false;
+  private dropped = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly state: ResponseState,
+    private readonly follower: LogFollower,
+    /** Throws when the key may no longer read these logs (or the function is gone). */
+    private readonly recheck: () => void,
+    private readonly onStop: () => void,
+  ) {}
+
+  async begin(backlog: number, since: number | undefined): Promise<void> {
+    const entries = await this.follower.start(backlog, since);
+    if (this.state.aborted) return;
+    this.res.cork(() => {
+      writeHead(this.res, 200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-accel-buffering': 'no',
+        'X-Service-Request-ID': newRequestId(),
+      });
+      this.res.write(`: islet live logs\n\n${events(entries)}`);
+    });
+    this.timer = setInterval(() => void this.tick(), POLL_MS);
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.onStop();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.reading || this.stopped) return;
+    this.reading = true;
+    try {
+      const now = Date.now();
+      if (closeConnections.now) return this.end();
+      if (now - this.lastCheck >= HEARTBEAT_MS) {
+        this.lastCheck = now;
+        try {
+          this.recheck();
+        } catch (err) {
+          const error = err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', String(err));
+          return this.end(`event: end\ndata: ${JSON.stringify({ errorCode: error.code, message: error.message })}\n\n`);
+        }
+      }
+      const entries = await this.follower.read();
+      if (this.stopped) return;
+      if (this.backedUp) {
+        this.dropped += entries.length;
+        return;
+      }
+      let text = events(entries);
+      if (this.dropped > 0) {
+        text = `event: dropped\ndata: ${JSON.stringify({ count: this.dropped })}\n\n${text}`;
+        this.dropped = 0;
+      }
+      if (text === '' && now - this.lastWrite < HEARTBEAT_MS) return;
+      this.write(text || ': ping\n\n');
+    } catch {
+      // A log file that cannot be read now may be readable at the next tick.
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private write(text: string): void {
+    this.lastWrite = Date.now();
+    let ok = true;
+    this.res.cork(() => (ok = this.res.write(text)));
+    if (ok) return;
+    // uWS keeps what it could not send; nothing more is written until the client has read it.
+    this.backedUp = true;
+    this.res.onWritable(() => {
+      this.backedUp = false;
+      return true;
+    });
+  }
+
+  private end(last = ''): void {
+    this.stop();
+    if (this.state.aborted) return;
+    this.res.cork(() => this.res.end(last, true));
+  }
+}
+
+function events(entries: LogEntry[]): string {
+  let text = '';
+  for (const entry of entries) text += `event: log\ndata: ${JSON.stringify(entry)}\n\n`;
+  return text;
+}
+
+function clampInt(text: string | null, fallback: number, min: number, max: number): number {
+  const n = text === null ? fallback : Math.floor(Number(text));
+  return Number.isFinite(n) ? Math.max(min, Math.min(max, n)) : fallback;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
