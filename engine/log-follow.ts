@@ -39,9 +39,13 @@ export class LogFollower {
     return backlog > 0 ? sortByTime(entries).slice(-backlog) : [];
   }
 
-  /** The entries written since the last read, oldest first. */
-  async read(): Promise<LogEntry[]> {
+  /**
+   * The entries written since the last read, oldest first. `gap` is set when a file rotated twice
+   * since then (over 1 MB of one writer's lines between two reads), so some lines were not seen.
+   */
+  async read(): Promise<{ entries: LogEntry[]; gap: boolean }> {
     const entries: LogEntry[] = [];
+    let gap = false;
     for (const file of await this.files()) {
       if (file.endsWith('.1')) continue;
       const cursor = this.cursors.get(file);
@@ -52,6 +56,7 @@ export class LogFollower {
         // Rotated since the last read: the rest of the old file is now `<file>.1`.
         const old = await readFrom(`${file}.1`, cursor.offset);
         if (old && old.ino === cursor.ino) entries.push(...parse(old.text));
+        else gap = true;
       }
       const from = cursor && cursor.ino === stat.ino && stat.size >= cursor.offset ? cursor.offset : 0;
       const read = await readFrom(file, from);
@@ -59,7 +64,7 @@ export class LogFollower {
       this.cursors.set(file, { ino: read.ino, offset: from + read.consumed });
       entries.push(...parse(read.text));
     }
-    return sortByTime(entries);
+    return { entries: sortByTime(entries), gap };
   }
 }
 

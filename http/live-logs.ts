@@ -38,8 +38,9 @@ export function logsAccess(engine: Engine): LogsAccess {
  * GET /v2/accounts/<account>/functions/<name>/logs/live: a function's logs as Server-Sent Events,
  * with the same key check as the management API. The newest `backlog` lines (default 100; at or
  * after `since`, ms, when given) come first, then every line as it is written, each as
- * `event: log` with a log entry as JSON. `event: dropped` says how many lines were left out while
- * the client read too slowly; `event: end` (with `{errorCode, message}`) closes the stream when
+ * `event: log` with a log entry as JSON. `event: dropped` (`{count}`) says how many lines were
+ * left out while the client read too slowly (`count` null: lines were written faster than they
+ * could be followed, over 1 MB between two reads); `event: end` (with `{errorCode, message}`) closes the stream when
  * the key stops being valid or the function is removed. Browsers read it with fetch (which can
  * send the key header), not EventSource (which cannot).
  */
@@ -86,6 +87,8 @@ class LiveStream {
   /** The socket's buffer is full: lines are counted, not written, until it drains. */
   private backedUp = false;
   private dropped = 0;
+  /** Lines went by unread (see LogFollower.read). */
+  private gap = false;
   private stopped = false;
 
   constructor(
@@ -134,16 +137,19 @@ class LiveStream {
           return this.end(`event: end\ndata: ${JSON.stringify({ errorCode: error.code, message: error.message })}\n\n`);
         }
       }
-      const entries = await this.follower.read();
+      const { entries, gap } = await this.follower.read();
       if (this.stopped) return;
+      if (gap) this.gap = true;
       if (this.backedUp) {
         this.dropped += entries.length;
         return;
       }
       let text = events(entries);
-      if (this.dropped > 0) {
-        text = `event: dropped\ndata: ${JSON.stringify({ count: this.dropped })}\n\n${text}`;
+      if (this.dropped > 0 || this.gap) {
+        // `count` is null when lines went by unseen (the files rotated faster than they were read).
+        text = `event: dropped\ndata: ${JSON.stringify({ count: this.gap ? null : this.dropped })}\n\n${text}`;
         this.dropped = 0;
+        this.gap = false;
       }
       if (text === '' && now - this.lastWrite < HEARTBEAT_MS) return;
       this.write(text || ': ping\n\n');

@@ -5,7 +5,8 @@ export type LiveState = { kind: 'connecting' } | { kind: 'live' } | { kind: 'ret
 
 export interface LiveHandlers {
   onEntries(entries: LogEntry[]): void;
-  onDropped(count: number): void;
+  /** Lines left out: a count, or null when lines were written faster than the server could follow them. */
+  onDropped(count: number | null): void;
   onState(state: LiveState): void;
 }
 
@@ -55,7 +56,7 @@ export function followLogs(session: Session, name: string, handlers: LiveHandler
         const entry = JSON.parse(value.data) as LogEntry;
         if (accept(entry)) handlers.onEntries([entry]);
       } else if (value.event === 'dropped') {
-        handlers.onDropped((JSON.parse(value.data) as { count: number }).count);
+        handlers.onDropped((JSON.parse(value.data) as { count: number | null }).count);
       } else if (value.event === 'end') {
         const end = JSON.parse(value.data) as { errorCode: string; message: string };
         throw new ApiError(403, end.errorCode, end.message);

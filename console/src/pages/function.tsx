@@ -64,7 +64,7 @@ function Config({ fn }: { fn: FunctionInfo }) {
         <dd>{fn.memoryMb ? `${fn.memoryMb} MB` : 'server default'}</dd>
         <dt>Code</dt>
         <dd>
-          {fn.files} files, {formatBytes(fn.bytes)}
+          {fn.files} {fn.files === 1 ? 'file' : 'files'}, {formatBytes(fn.bytes)}
         </dd>
         <dt>Content hash</dt>
         <dd>

@@ -116,7 +116,9 @@ export function InvokeForm({ session, name, isPublic }: { session: Session; name
           </label>
         </div>
         <label>
-          Headers <span class="hint">(one "Name: value" a line)</span>
+          <span>
+            Headers <span class="hint">one "Name: value" a line</span>
+          </span>
           <textarea name="headers" rows={2} value={headerText} onInput={(e) => setHeaderText(e.currentTarget.value)} spellcheck={false} />
         </label>
         <fieldset disabled={noBody}>

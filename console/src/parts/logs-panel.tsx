@@ -28,7 +28,7 @@ export function LogsPanel({ session, name }: { session: Session; name: string })
   const [minLevel, setMinLevel] = useState('0');
   const [showCalls, setShowCalls] = useState(true);
   const [paused, setPaused] = useState(false);
-  const [dropped, setDropped] = useState(0);
+  const [skipped, setSkipped] = useState({ count: 0, uncounted: false });
   /** Lines that arrived while paused, shown on resume. */
   const held = useRef<Line[]>([]);
   const [heldCount, setHeldCount] = useState(0);
@@ -48,7 +48,7 @@ export function LogsPanel({ session, name }: { session: Session; name: string })
           setLines((old) => [...old, ...incoming].slice(-KEEP));
         }
       },
-      onDropped: (count) => setDropped((n) => n + count),
+      onDropped: (count) => setSkipped((s) => (count === null ? { ...s, uncounted: true } : { ...s, count: s.count + count })),
       onState: setState,
     });
   }, [session.key, name]);
@@ -102,7 +102,11 @@ export function LogsPanel({ session, name }: { session: Session; name: string })
         <button type="button" class="quiet" onClick={() => setLines([])}>
           Clear
         </button>
-        {dropped > 0 && <span class="hint">{dropped} lines skipped while the page fell behind</span>}
+        {(skipped.count > 0 || skipped.uncounted) && (
+          <span class="hint" role="status">
+            {skipped.uncounted ? 'Some lines were written faster than they could be followed and are not shown.' : `${skipped.count} lines skipped while the page fell behind.`}
+          </span>
+        )}
       </div>
       <ol
         class="logs"
@@ -120,8 +124,8 @@ export function LogsPanel({ session, name }: { session: Session; name: string })
           <li key={l.seq} class={`level-${l.level}`}>
             <time dateTime={new Date(l.t).toISOString()}>{formatTime(l.t)}</time>
             <span class="level">{l.level}</span>
-            <span class="rid" title={l.requestId}>
-              {l.requestId ? l.requestId.slice(0, 8) : '-'}
+            <span class="rid" title={l.requestId ? `request ${l.requestId}` : undefined}>
+              {l.requestId ? l.requestId.slice(-8) : '-'}
             </span>
             <span class="msg">
               {l.message}
