@@ -1,9 +1,16 @@
 import { promises as fsp } from 'node:fs';
 import type { LogEntry } from './logs';
 
+/**
+ * A file is known by its inode and its first bytes: after two rotations the newest file may get
+ * the inode of one that was deleted, but not its first line (each starts with a time and an id).
+ */
+const HEAD_BYTES = 64;
+
 /** Where one log file was read up to. */
 interface Cursor {
   ino: number;
+  head: Buffer;
   /** Bytes consumed: always just after a newline. */
   offset: number;
 }
@@ -30,10 +37,9 @@ export class LogFollower {
   async start(backlog: number, since?: number): Promise<LogEntry[]> {
     const entries: LogEntry[] = [];
     for (const file of await this.files()) {
-      const rotated = file.endsWith('.1');
-      const read = await readFrom(file, 0);
+      const read = await withFile(file, (f) => f.readFrom(0));
       if (!read) continue;
-      if (!rotated) this.cursors.set(file, { ino: read.ino, offset: read.consumed });
+      if (!file.endsWith('.1')) this.cursors.set(file, read.cursor);
       if (backlog > 0) entries.push(...parse(read.text, since));
     }
     return backlog > 0 ? sortByTime(entries).slice(-backlog) : [];
@@ -49,27 +55,36 @@ export class LogFollower {
     for (const file of await this.files()) {
       if (file.endsWith('.1')) continue;
       const cursor = this.cursors.get(file);
-      const stat = await fsp.stat(file).catch(() => undefined);
-      if (!stat) continue;
-      if (cursor && cursor.ino === stat.ino && stat.size === cursor.offset) continue;
-      if (cursor && cursor.ino !== stat.ino) {
-        // Rotated since the last read: the rest of the old file is now `<file>.1`.
-        const old = await readFrom(`${file}.1`, cursor.offset);
-        if (old && old.ino === cursor.ino) entries.push(...parse(old.text));
-        else gap = true;
-      }
-      const from = cursor && cursor.ino === stat.ino && stat.size >= cursor.offset ? cursor.offset : 0;
-      const read = await readFrom(file, from);
+      const read = await withFile(file, async (f) => {
+        if (cursor && f.ino === cursor.ino && f.size === cursor.offset) return undefined;
+        if (cursor && f.size >= cursor.offset && (await f.startsWith(cursor))) return f.readFrom(cursor.offset);
+        if (cursor) {
+          // Rotated since the last read: the rest of the old file is now `<file>.1`.
+          const old = await withFile(`${file}.1`, async (o) => ((await o.startsWith(cursor)) ? o.readFrom(cursor.offset) : undefined));
+          if (old) entries.push(...parse(old.text));
+          else gap = true;
+        }
+        return f.readFrom(0);
+      });
       if (!read) continue;
-      this.cursors.set(file, { ino: read.ino, offset: from + read.consumed });
+      this.cursors.set(file, read.cursor);
       entries.push(...parse(read.text));
     }
     return { entries: sortByTime(entries), gap };
   }
 }
 
-/** The whole lines of a file from `offset` on, and how many bytes they are (undefined when it is gone). */
-async function readFrom(file: string, offset: number): Promise<{ ino: number; text: string; consumed: number } | undefined> {
+interface OpenLog {
+  ino: number;
+  size: number;
+  /** Whether this is the file `cursor` was reading (same inode, same first bytes). */
+  startsWith(cursor: Cursor): Promise<boolean>;
+  /** The whole lines from `offset` on (a line still being appended is left for the next read), and the cursor after them. */
+  readFrom(offset: number): Promise<{ text: string; cursor: Cursor }>;
+}
+
+/** Runs `use` on an open log file; undefined when the file does not exist (any more). */
+async function withFile<T>(file: string, use: (f: OpenLog) => Promise<T | undefined>): Promise<T | undefined> {
   let handle: fsp.FileHandle;
   try {
     handle = await fsp.open(file, 'r');
@@ -78,12 +93,24 @@ async function readFrom(file: string, offset: number): Promise<{ ino: number; te
   }
   try {
     const { ino, size } = await handle.stat();
-    if (size <= offset) return { ino, text: '', consumed: 0 };
-    const buffer = Buffer.allocUnsafe(size - offset);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
-    // A line still being appended is left for the next read.
-    const end = buffer.lastIndexOf(0x0a, bytesRead - 1) + 1;
-    return { ino, text: buffer.toString('utf8', 0, end), consumed: end };
+    const readHead = async (length: number) => {
+      const head = Buffer.alloc(Math.min(length, size));
+      await handle.read(head, 0, head.length, 0);
+      return head;
+    };
+    return await use({
+      ino,
+      size,
+      startsWith: async (cursor) => cursor.ino === ino && (await readHead(cursor.head.length)).equals(cursor.head),
+      readFrom: async (offset) => {
+        const head = await readHead(HEAD_BYTES);
+        if (size <= offset) return { text: '', cursor: { ino, head, offset } };
+        const buffer = Buffer.allocUnsafe(size - offset);
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
+        const end = buffer.lastIndexOf(0x0a, bytesRead - 1) + 1;
+        return { text: buffer.toString('utf8', 0, end), cursor: { ino, head, offset: offset + end } };
+      },
+    });
   } finally {
     await handle.close();
   }
