@@ -1,0 +1,76 @@
+import { useEffect, useRef } from 'preact/hooks';
+import type uPlot from 'uplot';
+
+export interface ChartSeries {
+  label: string;
+  color: string;
+  values: (number | null)[];
+  /** Drawn dashed (told apart without colour). */
+  dash?: boolean;
+}
+
+/** uPlot is a chunk of its own, loaded the first time a chart is drawn. */
+let uplotModule: Promise<typeof uPlot> | undefined;
+function loadUplot(): Promise<typeof uPlot> {
+  uplotModule ??= import('uplot').then((m) => m.default);
+  return uplotModule;
+}
+
+/**
+ * A time-series chart (uPlot on a canvas) that follows its container's width. Its figures are also
+ * given as text by the page (a canvas says nothing to a screen reader).
+ */
+export function TimeChart({ title, times, series, unit, height = 180 }: { title: string; times: number[]; series: ChartSeries[]; unit: string; height?: number }) {
+  const box = useRef<HTMLDivElement>(null);
+  const chart = useRef<uPlot | undefined>(undefined);
+  const shape = series.map((s) => s.label).join('|');
+  const data = [times.map((t) => t / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData;
+  // The newest data, for a chart made after its library has loaded.
+  const latest = useRef(data);
+  latest.current = data;
+
+  useEffect(() => {
+    let cancelled = false;
+    let observer: ResizeObserver | undefined;
+    void loadUplot().then((UPlot) => {
+      if (cancelled || !box.current) return;
+      const el = box.current;
+      chart.current = new UPlot(
+        {
+          width: el.clientWidth || 600,
+          height,
+          cursor: { drag: { x: false, y: false } },
+          legend: { show: true },
+          scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+          axes: [{ stroke: '#4a5361', grid: { stroke: '#e3e7ec' } }, { stroke: '#4a5361', grid: { stroke: '#e3e7ec' }, size: 60, values: (_u, ticks) => ticks.map((v) => `${trim(v)} ${unit}`) }],
+          series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, dash: s.dash ? [6, 4] : undefined, spanGaps: false, points: { show: false } }))],
+        },
+        latest.current,
+        el,
+      );
+      observer = new ResizeObserver(() => chart.current?.setSize({ width: el.clientWidth, height }));
+      observer.observe(el);
+    });
+    return () => {
+      cancelled = true;
+      observer?.disconnect();
+      chart.current?.destroy();
+      chart.current = undefined;
+    };
+  }, [shape, unit, height]);
+
+  useEffect(() => {
+    chart.current?.setData(data);
+  }, [times, series]);
+
+  return (
+    <figure class="chart">
+      <figcaption>{title}</figcaption>
+      <div ref={box} class="chart-canvas" aria-hidden="true" />
+    </figure>
+  );
+}
+
+function trim(v: number): string {
+  return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : String(Number(v.toPrecision(2)));
+}
