@@ -88,8 +88,12 @@ function run(): void {
     t.match(await alert.textContent(), /not valid/);
     t.equal(await page.evaluate('sessionStorage.length'), 0, 'nothing kept after a refused key');
 
-    await page.getByLabel('API key').fill(s.apiKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    // By keyboard alone: from the account field, Tab to the key, type it, Enter.
+    await page.getByLabel('API key').fill('');
+    await page.getByLabel('Account id').focus();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(s.apiKey);
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Functions' }).waitFor();
     const stored = await page.evaluate<string>("Object.values(sessionStorage).join(' ')");
     t.match(stored, s.apiKey, 'the key is in sessionStorage');
@@ -109,8 +113,9 @@ function run(): void {
     t.same(await rows.locator('td:first-child').allTextContents(), ['greeter', 'public_hostile']);
     t.match(await rows.nth(0).textContent(), /node8.*key/);
     t.match(await rows.nth(1).textContent(), /public/);
-    await page.getByRole('button', { name: /^Name/ }).click();
-    t.same(await rows.locator('td:first-child').allTextContents(), ['public_hostile', 'greeter'], 'a second click sorts the other way');
+    await page.getByRole('button', { name: /^Name/ }).focus();
+    await page.keyboard.press('Enter');
+    t.same(await rows.locator('td:first-child').allTextContents(), ['public_hostile', 'greeter'], 'Enter on the sorted column header sorts the other way');
     t.equal(await page.locator('th[aria-sort="descending"]').count(), 1);
   });
 

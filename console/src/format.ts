@@ -42,3 +42,34 @@ export function showBody(text: string, contentType: string | null): { text: stri
   }
   return { text, json: false };
 }
+
+/** Bodies over this are shown cut (the page stays responsive); the size shown is the whole body's. */
+const SHOW_BYTES = 256 * 1024;
+
+/**
+ * A response body for display: text (pretty-printed JSON) when it decodes as UTF-8, otherwise a hex
+ * dump of its first bytes.
+ */
+export function showBytes(bytes: Uint8Array, contentType: string | null): { text: string; json: boolean } {
+  const shown = bytes.subarray(0, SHOW_BYTES);
+  const cut = bytes.byteLength > SHOW_BYTES ? `\n… (the first ${formatBytes(SHOW_BYTES)} of ${formatBytes(bytes.byteLength)})` : '';
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(shown, { stream: cut !== '' });
+  } catch {
+    return { text: `${hexDump(shown.subarray(0, 512))}${bytes.byteLength > 512 ? `\n… (${formatBytes(bytes.byteLength)} of binary data)` : ''}`, json: false };
+  }
+  if (cut) return { text: text + cut, json: false };
+  return showBody(text, contentType);
+}
+
+function hexDump(bytes: Uint8Array): string {
+  const lines: string[] = [];
+  for (let at = 0; at < bytes.length; at += 16) {
+    const row = bytes.subarray(at, at + 16);
+    const hex = Array.from(row, (b) => b.toString(16).padStart(2, '0')).join(' ');
+    const ascii = Array.from(row, (b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.')).join('');
+    lines.push(`${at.toString(16).padStart(6, '0')}  ${hex.padEnd(47)}  ${ascii}`);
+  }
+  return lines.join('\n');
+}

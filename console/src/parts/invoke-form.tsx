@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Session } from '../api';
-import { formatBytes, formatMs, showBody } from '../format';
+import { formatBytes, formatMs, showBytes } from '../format';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'];
 
@@ -68,12 +68,16 @@ export function InvokeForm({ session, name, isPublic }: { session: Session; name
     setBusy(true);
     const started = performance.now();
     try {
+      // A redirect is not followed: the key header would go with it, wherever it points.
       const response = await fetch(url, { method, headers, body: noBody ? undefined : body, cache: 'no-store', redirect: 'manual' });
+      if (response.type === 'opaqueredirect') {
+        setResult(undefined);
+        setError('The function answered with a redirect (3xx). Browsers hide a redirect’s status and headers from pages: call it with curl or "islet invoke" to see them.');
+        return;
+      }
       const bytes = new Uint8Array(await response.arrayBuffer());
       const roundTripMs = performance.now() - started;
-      const contentType = response.headers.get('content-type');
-      const text = new TextDecoder().decode(bytes);
-      const shown = showBody(text, contentType);
+      const shown = showBytes(bytes, response.headers.get('content-type'));
       const usecs = response.headers.get('x-service-duration-usecs');
       setResult({
         status: response.status,
