@@ -176,7 +176,12 @@ class LiveStream {
   private end(last = ''): void {
     this.stop();
     if (this.state.aborted) return;
-    this.res.cork(() => this.res.end(last, true));
+    // The last event is written as a chunk of its own: end(data, true) after write() sent the
+    // data unframed, which clients read as a broken chunked body (uWS 20.30).
+    this.res.cork(() => {
+      if (last) this.res.write(last);
+      this.res.end();
+    });
   }
 }
 
