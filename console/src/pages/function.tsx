@@ -1,5 +1,6 @@
 import { api, functionPath, type FunctionInfo, type Session } from '../api';
 import { formatBytes, formatDate } from '../format';
+import { ErrorNote } from '../parts/feedback';
 import { InvokeForm } from '../parts/invoke-form';
 import { LogsPanel } from '../parts/logs-panel';
 import { href } from '../router';
@@ -22,13 +23,7 @@ export function FunctionPage({ session, name }: { session: Session; name: string
 function AdminView({ session, name }: { session: Session; name: string }) {
   const info = useLoad(() => api<{ function: FunctionInfo }>(session.key, 'GET', functionPath(session, name)), [session.key, name]);
   const fn = info.data?.function;
-  if (info.error && !fn) {
-    return (
-      <p class="error" role="alert">
-        {info.error.message}
-      </p>
-    );
-  }
+  if (info.error && !fn) return <ErrorNote message={info.error.message} />;
   if (!fn) return <p class="hint">Loading…</p>;
   return (
     <>

@@ -4,6 +4,7 @@ import { formatDate } from '../format';
 import { SortableTable, type Column } from '../parts/sortable-table';
 import { href } from '../router';
 import { useLoad } from '../use-load';
+import { ErrorNote } from '../parts/feedback';
 
 const COLUMNS: Column<FunctionInfo>[] = [
   { key: 'name', label: 'Name', sortValue: (f) => f.name, render: (f) => <a href={href({ page: 'function', name: f.name })}>{f.name}</a> },
@@ -31,11 +32,7 @@ function FunctionList({ session }: { session: Session }) {
           Refresh
         </button>
       </div>
-      {list.error && (
-        <p class="error" role="alert">
-          {list.error.message}
-        </p>
-      )}
+      <ErrorNote message={list.error?.message} />
       {list.data && list.data.functions.length === 0 && (
         <p>
           No functions yet. Deploy one with <code>islet deploy &lt;name&gt;</code>.

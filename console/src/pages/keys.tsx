@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { accountPath, api, type KeyScope, type Session } from '../api';
 import { formatDate } from '../format';
+import { DoneNote, ErrorNote, useAction } from '../parts/feedback';
 import { useLoad } from '../use-load';
 
 interface KeyInfo {
@@ -17,21 +18,17 @@ export function KeysPage({ session, onOwnKeyRevoked }: { session: Session; onOwn
   const keys = useLoad(() => api<{ keys: KeyInfo[] }>(session.key, 'GET', accountPath(session, '/keys')), [session.key]);
   const [created, setCreated] = useState<{ apiKey: string; key: KeyInfo }>();
   const [confirming, setConfirming] = useState<string>();
-  const [error, setError] = useState<string>();
   const [done, setDone] = useState<string>();
+  const { busy, error, run } = useAction();
 
-  const revoke = async (name: string) => {
-    setError(undefined);
-    try {
+  const revoke = (name: string) =>
+    run(async () => {
       await api(session.key, 'DELETE', accountPath(session, `/keys/${encodeURIComponent(name)}`));
       setConfirming(undefined);
       setDone(`Key ${name} is revoked: it is refused from now on.`);
       if (name === session.keyName) return onOwnKeyRevoked();
       keys.reload();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+    });
 
   return (
     <section aria-labelledby="keys-title">
@@ -42,14 +39,8 @@ export function KeysPage({ session, onOwnKeyRevoked }: { session: Session; onOwn
       </p>
       <CreateKey session={session} onCreated={(c) => (setCreated(c), setDone(undefined), keys.reload())} />
       {created && <NewKey created={created} onDone={() => setCreated(undefined)} />}
-      {(error || keys.error) && (
-        <p class="error" role="alert">
-          {error ?? keys.error?.message}
-        </p>
-      )}
-      <p role="status" class="done">
-        {done}
-      </p>
+      <ErrorNote message={error ?? keys.error?.message} />
+      <DoneNote message={done} />
       {keys.data && (
         <table class="data" data-testid="keys">
           <caption class="visually-hidden">Keys in use</caption>
@@ -77,7 +68,7 @@ export function KeysPage({ session, onOwnKeyRevoked }: { session: Session; onOwn
                 <td class="actions">
                   {confirming === k.name ? (
                     <>
-                      <button type="button" class="danger" onClick={() => revoke(k.name)}>
+                      <button type="button" class="danger" disabled={busy} onClick={() => revoke(k.name)}>
                         Revoke {k.name}
                       </button>{' '}
                       <button type="button" class="quiet" onClick={() => setConfirming(undefined)}>
@@ -102,21 +93,14 @@ export function KeysPage({ session, onOwnKeyRevoked }: { session: Session; onOwn
 function CreateKey({ session, onCreated }: { session: Session; onCreated: (c: { apiKey: string; key: KeyInfo }) => void }) {
   const [name, setName] = useState('');
   const [scope, setScope] = useState<KeyScope>('invoke');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const { busy, error, run } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const body = name.trim() ? { name: name.trim(), scope } : { scope };
       onCreated(await api<{ apiKey: string; key: KeyInfo }>(session.key, 'POST', accountPath(session, '/keys'), body));
       setName('');
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="card row" onSubmit={submit} aria-label="Create a key">
@@ -134,11 +118,7 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated: (c: { 
       <button type="submit" disabled={busy}>
         Create key
       </button>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNote message={error} />
     </form>
   );
 }

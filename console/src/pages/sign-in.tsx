@@ -1,24 +1,16 @@
 import { useState } from 'preact/hooks';
 import type { Session } from '../api';
+import { ErrorNote, useAction } from '../parts/feedback';
 import { signIn } from '../session';
 
 export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const [accountId, setAccountId] = useState('');
   const [key, setKey] = useState('');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      onSignedIn(await signIn(accountId, key));
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    void run(async () => onSignedIn(await signIn(accountId, key)));
   };
 
   return (
@@ -33,11 +25,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
           API key
           <input name="key" type="password" autocomplete="current-password" value={key} onInput={(e) => setKey(e.currentTarget.value)} required />
         </label>
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorNote message={error} />
         <button type="submit" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>

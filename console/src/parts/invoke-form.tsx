@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { Session } from '../api';
 import { formatBytes, formatMs, showBytes } from '../format';
+import { ErrorNote } from './feedback';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'];
 
@@ -144,11 +145,7 @@ export function InvokeForm({ session, name, isPublic }: { session: Session; name
           </button>
         </div>
       </form>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNote message={error} />
       <div aria-live="polite">{result && <InvokeResult result={result} />}</div>
     </section>
   );

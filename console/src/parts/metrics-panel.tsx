@@ -3,6 +3,7 @@ import { api, functionPath, type Session } from '../api';
 import { formatCount, formatMs, formatTime } from '../format';
 import { useLoad } from '../use-load';
 import { TimeChart, type ChartSeries } from './time-chart';
+import { ErrorNote } from './feedback';
 
 /** One slot of a function's history, as the stats route answers it. */
 export interface StatsPoint {
@@ -76,11 +77,7 @@ export function MetricsPanel({ session, name }: { session: Session; name: string
           ))}
         </div>
       </div>
-      {stats.error && (
-        <p class="error" role="alert">
-          {stats.error.message}
-        </p>
-      )}
+      <ErrorNote message={stats.error?.message} />
       {s && charts && (
         <>
           <dl class="figures" data-testid="figures">

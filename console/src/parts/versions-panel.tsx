@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, functionPath, type Session } from '../api';
 import { formatBytes, formatDate } from '../format';
 import { useLoad } from '../use-load';
+import { DoneNote, ErrorNote, useAction } from './feedback';
 
 export interface TrafficShare {
   version: number;
@@ -39,26 +40,18 @@ export function describeSplit(traffic: TrafficShare[] | undefined): string {
 export function VersionsPanel({ session, name, onChange }: { session: Session; name: string; onChange: () => void }) {
   const list = useLoad(() => api<VersionList>(session.key, 'GET', functionPath(session, name, '/versions')), [session.key, name]);
   const [confirming, setConfirming] = useState<number>();
-  const [error, setError] = useState<string>();
   const [done, setDone] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const change = async (what: string, method: string, rest: string, body?: unknown) => {
-    setBusy(true);
-    setError(undefined);
-    setDone(undefined);
-    try {
+  const change = (what: string, method: string, rest: string, body?: unknown) =>
+    run(async () => {
+      setDone(undefined);
       const answer = await api<{ traffic: TrafficShare[] }>(session.key, method, functionPath(session, name, rest), body);
       setDone(`${what}: now serving ${describeSplit(answer.traffic)}.`);
       setConfirming(undefined);
       list.reload();
       onChange();
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   const data = list.data;
   return (
@@ -67,14 +60,8 @@ export function VersionsPanel({ session, name, onChange }: { session: Session; n
         <h2 id="versions-title">Versions</h2>
         {data && <span class="hint">serving {describeSplit(data.traffic)}</span>}
       </div>
-      {(list.error || error) && (
-        <p class="error" role="alert">
-          {error ?? list.error?.message}
-        </p>
-      )}
-      <p role="status" class="done">
-        {done}
-      </p>
+      <ErrorNote message={error ?? list.error?.message} />
+      <DoneNote message={done} />
       {data && (
         <>
           <table class="data" data-testid="versions">
@@ -173,11 +160,7 @@ function SplitForm({ versions, traffic, busy, onSplit }: { versions: number[]; t
       <button type="submit" disabled={busy}>
         Set split
       </button>
-      {problem && (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
+      <ErrorNote message={problem} />
     </form>
   );
 }

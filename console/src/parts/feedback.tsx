@@ -1,0 +1,38 @@
+import { useState } from 'preact/hooks';
+
+/** An error to read at once (announced by screen readers); nothing when there is none. */
+export function ErrorNote({ message }: { message: string | undefined }) {
+  if (!message) return null;
+  return (
+    <p class="error" role="alert">
+      {message}
+    </p>
+  );
+}
+
+/** What an action did, announced politely (the element stays, so that changes are read). */
+export function DoneNote({ message }: { message: string | undefined }) {
+  return (
+    <p role="status" class="done">
+      {message}
+    </p>
+  );
+}
+
+/** Runs one action at a time: `busy` while it runs, `error` with its message when it fails. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await work();
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, setError, run };
+}
