@@ -3,6 +3,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Session } from './api';
 import { FunctionPage } from './pages/function';
 import { FunctionsPage } from './pages/functions';
+import { KeysPage } from './pages/keys';
+import { NeedsAdmin } from './parts/feedback';
 import { SignIn } from './pages/sign-in';
 import { href, useRoute, type Route } from './router';
 import { clearSession, loadSession, saveSession } from './session';
@@ -26,9 +28,21 @@ export function App() {
   };
   return (
     <Layout session={session} route={route} onSignOut={signOut}>
-      {route.page === 'function' ? <FunctionPage key={route.name} session={session} name={route.name} /> : <FunctionsPage session={session} />}
+      <Page session={session} route={route} onSignOut={signOut} />
     </Layout>
   );
+}
+
+function Page({ session, route, onSignOut }: { session: Session; route: Route; onSignOut: () => void }) {
+  switch (route.page) {
+    case 'function':
+      return <FunctionPage key={route.name} session={session} name={route.name} />;
+    case 'keys':
+      // Revoking the key this tab signed in with ends the session: every later request would be refused.
+      return session.scope === 'admin' ? <KeysPage session={session} onOwnKeyRevoked={onSignOut} /> : <NeedsAdmin what="The account's keys" />;
+    default:
+      return <FunctionsPage session={session} />;
+  }
 }
 
 function Layout({ session, route, onSignOut, children }: { session: Session; route: Route; onSignOut: () => void; children: ComponentChildren }) {
@@ -51,6 +65,9 @@ function Layout({ session, route, onSignOut, children }: { session: Session; rou
         <nav aria-label="Pages">
           <a href={href({ page: 'functions' })} aria-current={route.page !== 'keys' ? 'page' : undefined}>
             Functions
+          </a>
+          <a href={href({ page: 'keys' })} aria-current={route.page === 'keys' ? 'page' : undefined}>
+            Keys
           </a>
         </nav>
         <div class="who">

@@ -1,8 +1,10 @@
 import { api, functionPath, type FunctionInfo, type Session } from '../api';
 import { formatBytes, formatDate } from '../format';
-import { ErrorNote } from '../parts/feedback';
+import { ErrorNote, NeedsAdmin } from '../parts/feedback';
 import { InvokeForm } from '../parts/invoke-form';
 import { LogsPanel } from '../parts/logs-panel';
+import { MetricsPanel } from '../parts/metrics-panel';
+import { describeSplit, VersionsPanel } from '../parts/versions-panel';
 import { href } from '../router';
 import { useLoad } from '../use-load';
 import { shortVersion } from './functions';
@@ -15,7 +17,14 @@ export function FunctionPage({ session, name }: { session: Session; name: string
         <a href={href({ page: 'functions' })}>Functions</a> /
       </p>
       <h1 id="function-title">{name}</h1>
-      {admin ? <AdminView session={session} name={name} /> : <InvokeForm session={session} name={name} isPublic={name.startsWith('public_')} />}
+      {admin ? (
+        <AdminView session={session} name={name} />
+      ) : (
+        <>
+          <InvokeForm session={session} name={name} isPublic={name.startsWith('public_')} />
+          <NeedsAdmin what="This function's metrics, logs, versions and configuration" />
+        </>
+      )}
     </article>
   );
 }
@@ -28,14 +37,16 @@ function AdminView({ session, name }: { session: Session; name: string }) {
   return (
     <>
       <p class="summary">
-        {fn.runtime} · {fn.public ? 'public: callable without a key' : 'secured: callable with a key'} · version <code>{shortVersion(fn.version)}</code>, deployed{' '}
-        {formatDate(fn.deployedAt)}
+        {fn.runtime} · {fn.public ? 'public: callable without a key' : 'secured: callable with a key'} · serving{' '}
+        <span data-testid="serving">{fn.traffic ? describeSplit(fn.traffic) : `v${shortVersion(fn.version)}`}</span> · deployed {formatDate(fn.deployedAt)}
       </p>
+      <MetricsPanel session={session} name={name} />
       <div class="columns">
         <InvokeForm session={session} name={name} isPublic={fn.public} />
         <Config fn={fn} />
       </div>
       <LogsPanel session={session} name={name} />
+      <VersionsPanel session={session} name={name} onChange={info.reload} />
     </>
   );
 }

@@ -1,18 +1,31 @@
 import { useState } from 'preact/hooks';
 import { accountPath, api, type FunctionInfo, type Session } from '../api';
-import { formatDate } from '../format';
+import { formatCount, formatDate, formatMs } from '../format';
+import { useHourFigures, type HourFigures } from '../list-stats';
+import { describeSplit } from '../parts/versions-panel';
 import { SortableTable, type Column } from '../parts/sortable-table';
 import { href } from '../router';
 import { useLoad } from '../use-load';
 import { ErrorNote } from '../parts/feedback';
 
-const COLUMNS: Column<FunctionInfo>[] = [
-  { key: 'name', label: 'Name', sortValue: (f) => f.name, render: (f) => <a href={href({ page: 'function', name: f.name })}>{f.name}</a> },
-  { key: 'runtime', label: 'Runtime', sortValue: (f) => f.runtime, render: (f) => f.runtime },
-  { key: 'version', label: 'Version', sortValue: (f) => f.version, render: (f) => <code>{shortVersion(f.version)}</code> },
-  { key: 'access', label: 'Access', sortValue: (f) => (f.public ? 'public' : 'key'), render: (f) => (f.public ? 'public' : 'key') },
-  { key: 'deployed', label: 'Deployed', sortValue: (f) => f.deployedAt, render: (f) => formatDate(f.deployedAt) },
-];
+/** The list's columns; the hour's figures come from each function's stats. */
+function columns(figures: Map<string, HourFigures>): Column<FunctionInfo>[] {
+  const hour = (f: FunctionInfo) => figures.get(f.name);
+  return [
+    { key: 'name', label: 'Name', sortValue: (f) => f.name, render: (f) => <a href={href({ page: 'function', name: f.name })}>{f.name}</a> },
+    { key: 'runtime', label: 'Runtime', sortValue: (f) => f.runtime, render: (f) => f.runtime },
+    { key: 'serving', label: 'Serving', sortValue: (f) => f.traffic?.[0]?.version ?? f.version, render: (f) => (f.traffic ? describeSplit(f.traffic) : <code>{shortVersion(f.version)}</code>) },
+    { key: 'access', label: 'Access', sortValue: (f) => (f.public ? 'public' : 'key'), render: (f) => (f.public ? 'public' : 'key') },
+    { key: 'calls', label: 'Calls (1 h)', numeric: true, sortValue: (f) => hour(f)?.calls, render: (f) => figure(hour(f)?.calls) },
+    { key: 'errors', label: 'Errors (1 h)', numeric: true, sortValue: (f) => hour(f)?.errors, render: (f) => figure(hour(f)?.errors) },
+    { key: 'p99', label: 'p99 (1 h)', numeric: true, sortValue: (f) => hour(f)?.p99Ms ?? undefined, render: (f) => formatMs(hour(f)?.p99Ms) },
+    { key: 'deployed', label: 'Deployed', sortValue: (f) => f.deployedAt, render: (f) => formatDate(f.deployedAt) },
+  ];
+}
+
+function figure(n: number | undefined): string {
+  return n === undefined ? '–' : formatCount(n);
+}
 
 export function shortVersion(version: string | number): string {
   return typeof version === 'number' ? String(version) : version.slice(0, 12);
@@ -24,6 +37,7 @@ export function FunctionsPage({ session }: { session: Session }) {
 
 function FunctionList({ session }: { session: Session }) {
   const list = useLoad(() => api<{ functions: FunctionInfo[] }>(session.key, 'GET', accountPath(session, '/functions')), [session.key]);
+  const figures = useHourFigures(session, list.data?.functions.map((f) => f.name));
   return (
     <section aria-labelledby="functions-title">
       <div class="title-row">
@@ -39,7 +53,7 @@ function FunctionList({ session }: { session: Session }) {
         </p>
       )}
       {list.data && list.data.functions.length > 0 && (
-        <SortableTable caption="Functions of this account" columns={COLUMNS} rows={list.data.functions} rowKey={(f) => f.name} initialSort="name" />
+        <SortableTable caption="Functions of this account" columns={columns(figures)} rows={list.data.functions} rowKey={(f) => f.name} initialSort="name" />
       )}
     </section>
   );

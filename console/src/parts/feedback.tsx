@@ -36,3 +36,12 @@ export function useAction() {
   };
   return { busy, error, setError, run };
 }
+
+/** What an invoke key cannot open, said instead of an error from the server. */
+export function NeedsAdmin({ what }: { what: string }) {
+  return (
+    <p class="notice-inline" role="note">
+      {what} need an <strong>admin</strong> key; this session's key has the <strong>invoke</strong> scope. Sign in with an admin key to see them.
+    </p>
+  );
+}

@@ -43,7 +43,7 @@ export function TimeChart({ title, times, series, unit, height = 180 }: { title:
           legend: { show: true },
           scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
           axes: [{ stroke: '#4a5361', grid: { stroke: '#e3e7ec' } }, { stroke: '#4a5361', grid: { stroke: '#e3e7ec' }, size: 60, values: (_u, ticks) => ticks.map((v) => `${trim(v)} ${unit}`) }],
-          series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, dash: s.dash ? [6, 4] : undefined, spanGaps: false, points: { show: false } }))],
+          series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, dash: s.dash ? [6, 4] : undefined, spanGaps: false, points: { show: (u: uPlot, i: number) => isolated(u.data[i]).length > 0, filter: (u: uPlot, i: number) => isolated(u.data[i]), size: 6, fill: s.color } }))],
         },
         latest.current,
         el,
@@ -69,6 +69,20 @@ export function TimeChart({ title, times, series, unit, height = 180 }: { title:
       <div ref={box} class="chart-canvas" aria-hidden="true" />
     </figure>
   );
+}
+
+/**
+ * The points of a series with no value on either side: a line cannot show them (a function called
+ * in one slot only), so they are drawn as dots.
+ */
+function isolated(values: uPlot.AlignedData[number] | undefined): number[] {
+  const found: number[] = [];
+  if (!values) return found;
+  for (let i = 0; i < values.length; i++) {
+    if (values[i] == null) continue;
+    if (values[i - 1] == null && values[i + 1] == null) found.push(i);
+  }
+  return found;
 }
 
 function trim(v: number): string {

@@ -126,7 +126,8 @@ export function VersionsPanel({ session, name, onChange }: { session: Session; n
 /** Sends a share of the calls to a second version: the first gets the rest. */
 function SplitForm({ versions, traffic, busy, onSplit }: { versions: number[]; traffic: TrafficShare[]; busy: boolean; onSplit: (traffic: TrafficShare[]) => void }) {
   const [a, setA] = useState(String(traffic[0]?.version ?? versions[1] ?? versions[0] ?? ''));
-  const [b, setB] = useState(String(traffic[1]?.version ?? versions[0] ?? ''));
+  // The second defaults to the newest version other than the first.
+  const [b, setB] = useState(String(traffic[1]?.version ?? versions.find((v) => String(v) !== a) ?? ''));
   const [percent, setPercent] = useState(String(traffic[1]?.percent ?? 10));
   const [problem, setProblem] = useState<string>();
   if (versions.length < 2) return null;
