@@ -209,6 +209,16 @@ export class Engine {
     return this.logReader.read(accountId, name, query, apiKey);
   }
 
+  /** Whether other nodes keep logs too (several nodes on PostgreSQL): live views follow this node's files and ask the others. */
+  get logsOnOtherNodes(): boolean {
+    return this.logReader.readOthers !== undefined;
+  }
+
+  /** A function's logs written by the other nodes (none with one node). */
+  readOtherNodesLogs(accountId: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]> {
+    return this.logReader.readOthers?.(accountId, name, query, apiKey) ?? Promise.resolve([]);
+  }
+
   /** The version serving most calls of a function. */
   describe(accountId: string, name: string): FunctionManifest | undefined {
     return this.catalog.serving(accountId, name);

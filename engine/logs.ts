@@ -24,6 +24,8 @@ export interface LogEntry {
 export interface LogReader {
   /** `apiKey` is the caller's, for reading other nodes on its behalf. */
   read(account: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]>;
+  /** With several nodes, only the other nodes' entries (live views follow this node's files themselves). */
+  readOthers?(account: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]>;
 }
 
 export interface LogQuery {

@@ -2,6 +2,7 @@ import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial
 import { errorResponse, responseHeaders, type Engine } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { LogFollower } from '../engine/log-follow';
+import { OtherNodesFollower } from '../engine/log-follow-nodes';
 import type { LogEntry } from '../engine/logs';
 import { newRequestId } from '../engine/request-id';
 import { readHeaders } from './body';
@@ -9,6 +10,8 @@ import { closeConnections, writeHead, writeResponse, type ResponseState } from '
 
 /** How often the log files are looked at for new lines (they are written every 250 ms). */
 const POLL_MS = 400;
+/** How often other nodes (several nodes on PostgreSQL) are asked for their new lines, over HTTP. */
+const OTHER_NODES_MS = 2_000;
 /**
  * A comment line is sent after this long without any (uWS closes a connection that has written
  * nothing for 10 s), and the key and the function are checked again, so that a revoked key or a
@@ -41,7 +44,8 @@ export function logsAccess(engine: Engine): LogsAccess {
  * `event: log` with a log entry as JSON. `event: dropped` (`{count}`) says how many lines were
  * left out while the client read too slowly (`count` null: lines were written faster than they
  * could be followed, over 1 MB between two reads); `event: end` (with `{errorCode, message}`) closes the stream when
- * the key stops being valid or the function is removed. Browsers read it with fetch (which can
+ * the key stops being valid or the function is removed. With several nodes, the other nodes' lines
+ * are asked for every 2 s and merged in. Browsers read it with fetch (which can
  * send the key header), not EventSource (which cannot).
  */
 export function addLiveLogsRoute(app: TemplatedApp, engine: Engine, access: LogsAccess): void {
@@ -71,7 +75,8 @@ export function addLiveLogsRoute(app: TemplatedApp, engine: Engine, access: Logs
     const sinceText = query.get('since');
     const since = sinceText === null || !Number.isFinite(Number(sinceText)) ? undefined : Number(sinceText);
     open++;
-    stream = new LiveStream(res, state, new LogFollower(() => engine.logs.filesOf(account, name)), () => access(account, name, key), () => open--);
+    const others = engine.logsOnOtherNodes ? new OtherNodesFollower((from, limit) => engine.readOtherNodesLogs(account, name, { since: from, limit }, key)) : undefined;
+    stream = new LiveStream(res, state, new LogFollower(() => engine.logs.filesOf(account, name)), others, () => access(account, name, key), () => open--);
     stream.begin(backlog, since).catch((err: unknown) => {
       stream!.stop();
       refuse(err);
@@ -84,6 +89,7 @@ class LiveStream {
   private reading = false;
   private lastWrite = Date.now();
   private lastCheck = Date.now();
+  private othersReadAt = Date.now();
   /** The socket's buffer is full: lines are counted, not written, until it drains. */
   private backedUp = false;
   private dropped = 0;
@@ -95,13 +101,17 @@ class LiveStream {
     private readonly res: HttpResponse,
     private readonly state: ResponseState,
     private readonly follower: LogFollower,
+    /** The other nodes' lines, with several nodes. */
+    private readonly others: OtherNodesFollower | undefined,
     /** Throws when the key may no longer read these logs (or the function is gone). */
     private readonly recheck: () => void,
     private readonly onStop: () => void,
   ) {}
 
   async begin(backlog: number, since: number | undefined): Promise<void> {
-    const entries = await this.follower.start(backlog, since);
+    const startedAt = Date.now();
+    const [own, others] = await Promise.all([this.follower.start(backlog, since), this.others?.start(startedAt, backlog, since) ?? []]);
+    const entries = others.length === 0 ? own : [...own, ...others].sort((a, b) => a.t - b.t).slice(-backlog);
     if (this.state.aborted) return;
     this.res.cork(() => {
       writeHead(this.res, 200, {
@@ -138,6 +148,11 @@ class LiveStream {
         }
       }
       const { entries, gap } = await this.follower.read();
+      if (this.others && now - this.othersReadAt >= OTHER_NODES_MS) {
+        this.othersReadAt = now;
+        const others = await this.others.next();
+        if (others.length > 0) entries.push(...others), entries.sort((a, b) => a.t - b.t);
+      }
       if (this.stopped) return;
       if (gap) this.gap = true;
       if (this.backedUp) {

@@ -62,13 +62,14 @@ export class ClusterLogs implements LogReader {
   }
 
   async read(account: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]> {
+    const lists = await Promise.all([this.local.read(account, name, query).then((entries) => tag(entries, this.id)), this.readOthers(account, name, query, apiKey)]);
+    return newest(lists.flat(), query.limit);
+  }
+
+  async readOthers(account: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]> {
     const peers = await this.nodes.liveNodes(ALIVE_MS).catch(() => []);
-    const lists = await Promise.all([
-      this.local.read(account, name, query).then((entries) => tag(entries, this.id)),
-      ...peers.filter((p) => p.id !== this.id).map((peer) => this.readPeer(peer, account, name, query, apiKey)),
-    ]);
-    const merged = lists.flat().sort((a, b) => a.t - b.t);
-    return query.limit !== undefined ? merged.slice(-query.limit) : merged;
+    const lists = await Promise.all(peers.filter((p) => p.id !== this.id).map((peer) => this.readPeer(peer, account, name, query, apiKey)));
+    return newest(lists.flat(), query.limit);
   }
 
   private async readPeer(peer: { id: string; url: string }, account: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]> {
@@ -87,6 +88,12 @@ export class ClusterLogs implements LogReader {
       return [];
     }
   }
+}
+
+/** Merged by time, the newest `limit`. */
+function newest(entries: LogEntry[], limit: number | undefined): LogEntry[] {
+  entries.sort((a, b) => a.t - b.t);
+  return limit !== undefined ? entries.slice(-limit) : entries;
 }
 
 function tag(entries: LogEntry[], node: string): LogEntry[] {

@@ -92,6 +92,36 @@ withPostgres(t, (pg) => {
     t.ok(entries.every((e) => typeof e.node === 'string'), 'every line says its node');
   });
 
+  t.test('live logs through one node carry, once each, the lines of calls another node answered', async (t) => {
+    const [a, b] = nodes as [TestNode, TestNode];
+    await account.deploy(a, 'live', "exports.handler = (body, context) => { console.log('live line ' + context.request.query.n); return 1; };\n");
+    await propagation(t, 'live', '1', [a, b]);
+    const abort = new AbortController();
+    const stream = await fetch(`${a.url}/v2/accounts/${accountId}/functions/live/logs/live?backlog=0`, { headers: { 'X-Service-Api-Key': account.apiKey }, signal: abort.signal });
+    t.equal(stream.status, 200);
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    t.equal((await fetch(`${b.url}/v2/run/${accountId}/live?n=7`, { headers: { 'X-Service-Api-Key': account.apiKey } })).status, 200, 'a call answered by B');
+    let text = '';
+    // Read until the line has come, then on past two more reads of the other nodes (2 s apart) for a repeat.
+    let until = Date.now() + 10_000;
+    const timer = setInterval(() => Date.now() > until && abort.abort(), 100);
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += value;
+        if (text.includes('live line 7') && until > Date.now() + 4_500) until = Date.now() + 4_500;
+      }
+    } catch {
+      // aborted when the time was up
+    } finally {
+      clearInterval(timer);
+    }
+    const lines = text.split('\n').filter((l) => l.startsWith('data: ') && l.includes('live line 7'));
+    t.equal(lines.length, 1, 'the line arrives on the stream through A, once');
+    t.match(JSON.parse(lines[0]?.slice(6) ?? '{}'), { message: 'live line 7', node: /^node-/ }, 'tagged with the node that wrote it');
+  });
+
   t.test('PostgreSQL stopped: calls keep answering, writes fail at once with 503 naming the store; restarted: writes work again', async (t) => {
     const [a, b] = nodes as [TestNode, TestNode];
     pg().stop();

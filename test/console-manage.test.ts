@@ -120,8 +120,11 @@ function run(): void {
     const versions = page.getByTestId('versions');
     await versions.waitFor();
     t.same(await versions.locator('tbody th').allTextContents(), ['v2', 'v1'], 'newest first');
-    await page.getByRole('button', { name: 'Roll back to v1' }).click();
-    await page.getByRole('button', { name: 'Serve v1 to all' }).click();
+    // By keyboard: Enter on "Roll back to v1" moves the focus to the confirming button; Enter again.
+    await page.getByRole('button', { name: 'Roll back to v1' }).focus();
+    await page.keyboard.press('Enter');
+    t.equal(await page.evaluate('document.activeElement.textContent'), 'Serve v1 to all', 'the focus is on the confirmation');
+    await page.keyboard.press('Enter');
     await page.getByRole('status').getByText('Rolled back to v1: now serving v1.').waitFor();
     t.equal(await answeredVersion(s), 'one', 'the next call is answered by v1');
     await page.getByTestId('serving').getByText('v1', { exact: true }).waitFor();

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
 import { LogFollower } from '../engine/log-follow';
+import { OtherNodesFollower } from '../engine/log-follow-nodes';
+import type { LogEntry } from '../engine/logs';
 import { LogStore } from '../engine/logs';
 import { removeDir } from './helpers/server';
 
@@ -74,4 +76,23 @@ t.test('a follower interleaves the files of several writers by time, and can sta
     (await follower.read()).entries.map((e) => e.message),
     ['line 3', 'line 4'],
   );
+});
+
+t.test("other nodes' lines: the backlog, then each new line once, late ones included, none from before the start", async (t) => {
+  const base = 1_700_000_000_000;
+  const at = (ms: number, message: string): LogEntry => ({ t: base + ms, requestId: message, level: 'log', message, node: 'node-b' });
+  const written: LogEntry[] = [at(-5_000, 'old'), at(-100, 'just before')];
+  const asked: number[] = [];
+  const follower = new OtherNodesFollower(async (since, limit) => {
+    asked.push(since);
+    return written.filter((e) => e.t >= since).slice(-limit);
+  });
+  const names = (entries: LogEntry[]) => entries.map((e) => e.message);
+  t.same(names(await follower.start(base, 1)), ['just before'], 'the newest line of the backlog');
+  written.push(at(500, 'first'));
+  t.same(names(await follower.next()), ['first']);
+  t.same(names(await follower.next()), [], 'nothing twice');
+  written.push(at(300, 'late'), at(900, 'second'));
+  t.same(names(await follower.next()), ['late', 'second'], 'a line written late, with an older time than one already passed on, still comes');
+  t.ok(asked.at(-1)! < base + 500, 'each read reaches back before the newest line seen');
 });

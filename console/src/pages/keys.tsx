@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { accountPath, api, type KeyScope, type Session } from '../api';
 import { formatDate } from '../format';
+import { Confirm } from '../parts/confirm';
 import { DoneNote, ErrorNote, useAction } from '../parts/feedback';
 import { useLoad } from '../use-load';
 
@@ -17,14 +18,12 @@ interface KeyInfo {
 export function KeysPage({ session, onOwnKeyRevoked }: { session: Session; onOwnKeyRevoked: () => void }) {
   const keys = useLoad(() => api<{ keys: KeyInfo[] }>(session.key, 'GET', accountPath(session, '/keys')), [session.key]);
   const [created, setCreated] = useState<{ apiKey: string; key: KeyInfo }>();
-  const [confirming, setConfirming] = useState<string>();
   const [done, setDone] = useState<string>();
   const { busy, error, run } = useAction();
 
   const revoke = (name: string) =>
     run(async () => {
       await api(session.key, 'DELETE', accountPath(session, `/keys/${encodeURIComponent(name)}`));
-      setConfirming(undefined);
       setDone(`Key ${name} is revoked: it is refused from now on.`);
       if (name === session.keyName) return onOwnKeyRevoked();
       keys.reload();
@@ -66,20 +65,7 @@ export function KeysPage({ session, onOwnKeyRevoked }: { session: Session; onOwn
                 <td>{formatDate(k.createdAt)}</td>
                 <td>{k.lastUsedAt ? formatDate(k.lastUsedAt) : 'never'}</td>
                 <td class="actions">
-                  {confirming === k.name ? (
-                    <>
-                      <button type="button" class="danger" disabled={busy} onClick={() => revoke(k.name)}>
-                        Revoke {k.name}
-                      </button>{' '}
-                      <button type="button" class="quiet" onClick={() => setConfirming(undefined)}>
-                        Cancel
-                      </button>
-                    </>
-                  ) : (
-                    <button type="button" class="quiet" onClick={() => setConfirming(k.name)} aria-label={`Revoke key ${k.name}`}>
-                      Revoke…
-                    </button>
-                  )}
+                  <Confirm ask="Revoke…" askLabel={`Revoke key ${k.name}`} confirm={`Revoke ${k.name}`} busy={busy} onConfirm={() => revoke(k.name)} />
                 </td>
               </tr>
             ))}

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, functionPath, type Session } from '../api';
 import { formatBytes, formatDate } from '../format';
 import { useLoad } from '../use-load';
+import { Confirm } from './confirm';
 import { DoneNote, ErrorNote, useAction } from './feedback';
 
 export interface TrafficShare {
@@ -39,7 +40,6 @@ export function describeSplit(traffic: TrafficShare[] | undefined): string {
  */
 export function VersionsPanel({ session, name, onChange }: { session: Session; name: string; onChange: () => void }) {
   const list = useLoad(() => api<VersionList>(session.key, 'GET', functionPath(session, name, '/versions')), [session.key, name]);
-  const [confirming, setConfirming] = useState<number>();
   const [done, setDone] = useState<string>();
   const { busy, error, run } = useAction();
 
@@ -48,7 +48,6 @@ export function VersionsPanel({ session, name, onChange }: { session: Session; n
       setDone(undefined);
       const answer = await api<{ traffic: TrafficShare[] }>(session.key, method, functionPath(session, name, rest), body);
       setDone(`${what}: now serving ${describeSplit(answer.traffic)}.`);
-      setConfirming(undefined);
       list.reload();
       onChange();
     });
@@ -89,21 +88,7 @@ export function VersionsPanel({ session, name, onChange }: { session: Session; n
                   </td>
                   <td class="num">{v.percent > 0 ? `${v.percent}%` : ''}</td>
                   <td class="actions">
-                    {v.percent < 100 &&
-                      (confirming === v.version ? (
-                        <>
-                          <button type="button" class="danger" disabled={busy} onClick={() => change(`Rolled back to v${v.version}`, 'POST', '/rollback', { to: v.version })}>
-                            Serve v{v.version} to all
-                          </button>{' '}
-                          <button type="button" class="quiet" onClick={() => setConfirming(undefined)}>
-                            Cancel
-                          </button>
-                        </>
-                      ) : (
-                        <button type="button" class="quiet" onClick={() => setConfirming(v.version)}>
-                          {v.version < data.latest || v.version < Math.max(...data.traffic.map((s) => s.version)) ? 'Roll back' : 'Serve'} to v{v.version}
-                        </button>
-                      ))}
+                    {v.percent < 100 && <ServeAll version={v.version} back={v.version < Math.max(...data.traffic.map((t) => t.version))} busy={busy} onServe={change} />}
                   </td>
                 </tr>
               ))}
@@ -120,6 +105,18 @@ export function VersionsPanel({ session, name, onChange }: { session: Session; n
         </>
       )}
     </section>
+  );
+}
+
+/** Every call to one version: a rollback (to an older one than serves) or a move forward. */
+function ServeAll({ version, back, busy, onServe }: { version: number; back: boolean; busy: boolean; onServe: (what: string, method: string, rest: string, body: unknown) => void }) {
+  return (
+    <Confirm
+      ask={`${back ? 'Roll back' : 'Serve'} to v${version}`}
+      confirm={`Serve v${version} to all`}
+      busy={busy}
+      onConfirm={() => onServe(`${back ? 'Rolled back' : 'Moved'} to v${version}`, 'POST', '/rollback', { to: version })}
+    />
   );
 }
 
