@@ -156,6 +156,8 @@ function run(): void {
     t.match(apiKey, /\S{16,}/);
     const who = await fetch(`${s.url}/v2/whoami`, { headers: { 'X-Service-Api-Key': apiKey } });
     t.same(await who.json(), { accountId: s.accountId, key: { name: 'deploy-bot', scope: 'invoke' } }, 'the key shown works, with the scope chosen');
+    const shot = screenshotPath('console-keys');
+    if (shot) await page.screenshot({ path: shot, fullPage: true });
     await page.getByRole('button', { name: 'Copy' }).click();
     await page.getByRole('status').getByText(/Copied|Selected/).waitFor();
     await page.getByRole('button', { name: 'Done' }).click();
@@ -180,6 +182,8 @@ function run(): void {
     await invokePage.getByLabel('Function name').fill('greeter');
     await invokePage.getByRole('button', { name: 'Open' }).click();
     await invokePage.getByRole('heading', { name: 'greeter', level: 1 }).waitFor();
+    const shot = screenshotPath('console-invoke-key');
+    if (shot) await invokePage.screenshot({ path: shot, fullPage: true });
     t.match(await invokePage.locator('main').textContent(), /metrics, logs, versions and configuration need an admin key/);
     await invokePage.getByRole('button', { name: 'Invoke' }).click();
     await invokePage.getByTestId('invoke-status').waitFor();
