@@ -12,6 +12,10 @@ let s: TestServer;
 let env: NodeJS.ProcessEnv;
 let work: string;
 
+// Many CLI processes and deploys: about 50 s alone on 2 cores, near tap's 120 s per file when
+// other suites run beside it. The limit is there to catch a hang, not to time the file.
+t.setTimeout(300_000);
+
 t.before(async () => {
   s = await startTestServer();
   work = mkdtempSync(path.join(tmpdir(), 'islet-cli-'));
