@@ -5,8 +5,9 @@ import { BUCKET_COUNT, DURATION_BOUNDS_S, type FunctionStats, type FunctionStats
  * histogram's buckets (the calls that ran are their sum) per time slot, at three resolutions: 5 s over the last 15 minutes, 1 minute
  * over the last hour, 5 minutes over the last day. Everything is a count, so windows, and the
  * histories of several processes, add up exactly; percentiles are estimated from the summed
- * buckets as Prometheus's histogram_quantile does. A function's rings are made when it is first
- * sampled with calls (about 44 KB with all three), and dropped after a day without any.
+ * buckets as Prometheus's histogram_quantile does. A function's history is made when it is first
+ * sampled with calls, hold the slots of the steps it was sampled in, and are dropped after a day
+ * without any calls.
  */
 
 /** refused, errors, then the buckets. */
@@ -27,27 +28,29 @@ const TIERS: TierSpec[] = [
 
 const DAY_MS = 86_400_000;
 
-/** One resolution: a ring of slots, each the counts of one step, and the slot being filled. */
+/** A closed slot in which nothing happened (shared: most slots of most functions are this one). */
+const EMPTY_SLOT: ArrayLike<number> = Object.freeze(new Array<number>(FIELDS).fill(0));
+
+/**
+ * One resolution: the closed slots of the last `slots` steps, and the slot being filled. Closed
+ * slots are kept by step in a Map, oldest first, so that a function called for a minute holds a
+ * minute of slots rather than a day's rings (about 44 KB per function when they were rings).
+ */
 class Tier {
-  private readonly data: Uint32Array;
-  /** The step number (time / stepMs) each ring position holds; -1 when empty. */
-  private readonly steps: Float64Array;
+  private readonly closed = new Map<number, ArrayLike<number>>();
   readonly open = new Float64Array(FIELDS);
   openStep = -1;
 
-  constructor(readonly spec: TierSpec) {
-    this.data = new Uint32Array(spec.slots * FIELDS);
-    this.steps = new Float64Array(spec.slots).fill(-1);
-  }
+  constructor(readonly spec: TierSpec) {}
 
   /** Adds counts at time `t`, closing the open slot first when `t` is in a later step. */
   add(t: number, delta: Float64Array): void {
     const step = Math.floor(t / this.spec.stepMs);
     if (step !== this.openStep) {
-      if (this.openStep >= 0) {
-        const at = (this.openStep % this.spec.slots) * FIELDS;
-        for (let i = 0; i < FIELDS; i++) this.data[at + i] = this.open[i]!;
-        this.steps[this.openStep % this.spec.slots] = this.openStep;
+      if (this.openStep >= 0) this.closed.set(this.openStep, this.open.some((n) => n !== 0) ? Uint32Array.from(this.open) : EMPTY_SLOT);
+      for (const old of this.closed.keys()) {
+        if (old > step - this.spec.slots) break;
+        this.closed.delete(old);
       }
       this.open.fill(0);
       this.openStep = step;
@@ -58,8 +61,7 @@ class Tier {
   /** The counts of a step (the open one included), or undefined when nothing was recorded in it. */
   slot(step: number): ArrayLike<number> | undefined {
     if (step === this.openStep) return this.open;
-    const pos = step % this.spec.slots;
-    return this.steps[pos] === step ? this.data.subarray(pos * FIELDS, (pos + 1) * FIELDS) : undefined;
+    return this.closed.get(step);
   }
 }
 
