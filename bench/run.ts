@@ -145,8 +145,9 @@ async function main(): Promise<void> {
   let { url, accountId, apiKey } = islet.ready as Required<Ready>;
   const flood = islet.ready.flood!;
   const baseline = await startProcess<Ready>('baseline.js', { BENCH_KEY: apiKey });
-  // The metrics A/B's other server: the same hello, counting nothing.
-  const quiet = await startIslet({ helloOnly: true, metrics: false });
+  // The metrics A/B's other server: deployed as the first one is, so that the two differ only in
+  // what they count (it was a server with hello alone, which differs in more than that).
+  const quiet = await startIslet({ core: true, coldFunctions: serverConfig.coldFunctions, floodRate: FLOOD_RATE, metrics: false });
   /** Replaces the islet server by a fresh one deployed with `config` (a scenario group of its own). */
   const switchServer = async (config: Partial<BenchServerConfig>) => {
     islet.child.kill('SIGKILL');

@@ -26,8 +26,6 @@ export interface BenchServerConfig {
   /** A postgres:// store instead of a fresh data directory. */
   storeUrl?: string;
   cacheDir: string;
-  /** hello alone (the metrics A/B's other server). */
-  helloOnly?: boolean;
   /** Count metrics (default true; the A/B's other server runs without). */
   metrics?: boolean;
   /** The token that reads /metrics. */
@@ -55,7 +53,6 @@ async function main(): Promise<void> {
     engine.deploy(accountId, { name, runtime: 'python2', file: 'function.py', entrypoint, env }, { dir: BENCH_FUNCTIONS });
 
   let flood: { accountId: string; apiKey: string } | undefined;
-  if (config.helloOnly) await node8('hello', 'hello');
   if (config.core) {
     await node8('hello', 'hello');
     await node8('split', 'hello');
