@@ -4,16 +4,7 @@ import type { FunctionManifest } from './manifest';
 import type { Catalog } from './store/catalog';
 import type { AccountLimits, ApiKeyRecord, FunctionRecord, KeyScope, NewKey, Store, TrafficShare, VersionList } from './store/store';
 import { checkTraffic } from './store/traffic';
-
-/** A key as listings show it: never the key, nor its digest. */
-export interface KeyDescription {
-  id: string;
-  name: string;
-  scope: KeyScope;
-  createdAt: string;
-  lastUsedAt: string | undefined;
-  revokedAt?: string;
-}
+import type { KeyDescription } from './wire';
 
 /**
  * What an account's admin does besides deploying: versions (rollback, traffic splits, promotion)

@@ -1,4 +1,4 @@
-import type { KeyDescription } from '../../engine/manage';
+import type { KeyDescription } from '../../engine/wire';
 import { apiRequest } from '../api';
 import { requireAccount } from '../config';
 import { CliError } from '../errors';

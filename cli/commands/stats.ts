@@ -1,14 +1,6 @@
-import type { HistoryWindow } from '../../engine/stats/history';
+import type { FunctionStatsAnswer } from '../../engine/wire';
 import { apiRequest } from '../api';
 import { requireAccount } from '../config';
-
-interface StatsAnswer extends HistoryWindow {
-  name: string;
-  inFlight: number;
-  coldStarts: number;
-  warmInstances: number;
-  warmMemoryBytes: number;
-}
 
 const ms = (v: number | null) => (v === null ? '-' : `${v.toFixed(3)} ms`);
 
@@ -16,7 +8,7 @@ const ms = (v: number | null) => (v === null ? '-' : `${v.toFixed(3)} ms`);
 export async function stats(name: string, options: { window?: string; json?: boolean }, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const c = requireAccount(env);
   const window = options.window ?? '5m';
-  const s = await apiRequest<StatsAnswer>(c.url, 'GET', `/v2/accounts/${c.accountId}/functions/${encodeURIComponent(name)}/stats?window=${encodeURIComponent(window)}`, c.apiKey);
+  const s = await apiRequest<FunctionStatsAnswer>(c.url, 'GET', `/v2/accounts/${c.accountId}/functions/${encodeURIComponent(name)}/stats?window=${encodeURIComponent(window)}`, c.apiKey);
   if (options.json) return `${JSON.stringify(s, null, 2)}\n`;
   const rows: [string, string][] = [
     ['calls', `${s.calls} (${s.ratePerSec.toFixed(2)}/s)`],

@@ -3,7 +3,9 @@
  * X-Service-Api-Key header (never in a URL or a cookie), errors as `ApiError` with the server's code.
  */
 
-export type KeyScope = 'admin' | 'invoke';
+import type { KeyScope } from '../../engine/wire';
+
+export type { KeyScope };
 
 export interface Session {
   accountId: string;

@@ -1,3 +1,4 @@
+import type { HistoryPoint, HistoryWindow } from '../wire';
 import { BUCKET_COUNT, DURATION_BOUNDS_S, type FunctionStats, type FunctionStatsTable } from './function-stats';
 
 /**
@@ -6,7 +7,7 @@ import { BUCKET_COUNT, DURATION_BOUNDS_S, type FunctionStats, type FunctionStats
  * over the last hour, 5 minutes over the last day. Everything is a count, so windows, and the
  * histories of several processes, add up exactly; percentiles are estimated from the summed
  * buckets as Prometheus's histogram_quantile does. A function's history is made when it is first
- * sampled with calls, hold the slots of the steps it was sampled in, and are dropped after a day
+ * sampled with calls, holds the slots of the steps it was sampled in, and is dropped after a day
  * without any calls.
  */
 
@@ -71,35 +72,6 @@ class FunctionHistory {
   readonly last = new Float64Array(FIELDS);
   lastActive = 0;
 }
-
-/** One point of a series: a slot's calls, errors and estimated percentiles. */
-export interface HistoryPoint {
-  /** Start of the slot, ms since the epoch. */
-  t: number;
-  /** Calls that ran (errors included). */
-  calls: number;
-  errors: number;
-  /** Calls refused before they ran (413, 429, 503). */
-  refused: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-}
-
-export interface HistoryWindow {
-  windowSec: number;
-  /** The slot length of `series`, seconds. */
-  stepSec: number;
-  calls: number;
-  errors: number;
-  refused: number;
-  /** Calls per second over the window (or over the time since the server started, if shorter). */
-  ratePerSec: number;
-  errorRate: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  series: HistoryPoint[];
-}
-
 export class History {
   private readonly byFunction = new Map<FunctionStats, FunctionHistory>();
   private timer: NodeJS.Timeout | undefined;

@@ -1,5 +1,8 @@
 import type { BundleLimits, BundleSource } from '../bundle';
 import type { FunctionManifest, FunctionSpec } from '../manifest';
+import type { KeyScope } from '../wire';
+
+export type { KeyScope };
 
 /**
  * Where islet's state lives: accounts and their keys, functions, their versions and which of them
@@ -110,9 +113,6 @@ export interface CatalogSnapshot {
   accounts: AccountRecord[];
   functions: FunctionRecord[];
 }
-
-/** `admin` may do everything in its account; `invoke` may only call secured functions. */
-export type KeyScope = 'admin' | 'invoke';
 
 /**
  * An API key as stored: only a SHA-256 digest of it. Keys are 256 random bits, so a fast hash is as

@@ -2,6 +2,7 @@ import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import type { Engine } from '../../engine/engine';
 import { ServiceError } from '../../engine/errors';
 import { mergeWindows, summarize, type RawWindow } from '../../engine/stats/history';
+import type { FunctionStatsAnswer } from '../../engine/wire';
 import type { Routes } from './common';
 import { existing } from './functions';
 
@@ -23,17 +24,15 @@ export function addStatsRoute(r: Routes): void {
     const own = localStats(engine, account, name, windowSec)!;
     const others = r.peers ? await r.peers.gather<PeerStats>('stats', { account, name, windowSec }) : [];
     const all = [own, ...others.filter((o): o is PeerStats => o !== undefined && o !== null)];
-    return {
-      status: 200,
-      body: {
-        name,
-        ...summarize(mergeWindows(all.map((o) => o.window))),
-        inFlight: sum(all, (o) => o.inFlight),
-        coldStarts: sum(all, (o) => o.coldStarts),
-        warmInstances: sum(all, (o) => o.warmInstances),
-        warmMemoryBytes: Math.round(sum(all, (o) => o.warmMb) * 1024 * 1024),
-      },
+    const body: FunctionStatsAnswer = {
+      name,
+      ...summarize(mergeWindows(all.map((o) => o.window))),
+      inFlight: sum(all, (o) => o.inFlight),
+      coldStarts: sum(all, (o) => o.coldStarts),
+      warmInstances: sum(all, (o) => o.warmInstances),
+      warmMemoryBytes: Math.round(sum(all, (o) => o.warmMb) * 1024 * 1024),
     };
+    return { status: 200, body };
   });
 }
 

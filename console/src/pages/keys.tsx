@@ -4,15 +4,7 @@ import { formatDate } from '../format';
 import { Confirm } from '../parts/confirm';
 import { DoneNote, ErrorNote, useAction } from '../parts/feedback';
 import { useLoad } from '../use-load';
-
-interface KeyInfo {
-  id: string;
-  name: string;
-  scope: KeyScope;
-  createdAt: string;
-  lastUsedAt: string | undefined;
-  revokedAt?: string;
-}
+import type { KeyDescription as KeyInfo } from '../../../engine/wire';
 
 /** The account's keys: list (never the key itself), create (shown once, with a copy button), revoke. */
 export function KeysPage({ session, onOwnKeyRevoked }: { session: Session; onOwnKeyRevoked: () => void }) {

@@ -4,33 +4,7 @@ import { formatCount, formatMs, formatTime } from '../format';
 import { useLoad } from '../use-load';
 import { TimeChart, type ChartSeries } from './time-chart';
 import { ErrorNote } from './feedback';
-
-/** One slot of a function's history, as the stats route answers it. */
-export interface StatsPoint {
-  t: number;
-  calls: number;
-  errors: number;
-  refused: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-}
-
-export interface FunctionStats {
-  windowSec: number;
-  stepSec: number;
-  calls: number;
-  errors: number;
-  refused: number;
-  ratePerSec: number;
-  errorRate: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  series: StatsPoint[];
-  inFlight: number;
-  coldStarts: number;
-  warmInstances: number;
-  warmMemoryBytes: number;
-}
+import type { FunctionStatsAnswer as FunctionStats, HistoryPoint as StatsPoint } from '../../../engine/wire';
 
 /** The windows offered, and how often each is fetched again (about once a slot). */
 const WINDOWS = [

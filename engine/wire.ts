@@ -1,0 +1,54 @@
+/**
+ * The shapes the management API answers, as plain types with no imports, so that the CLI, the
+ * console (built for the browser) and the routes share one definition.
+ */
+
+/** `admin` may do everything in its account; `invoke` may only call secured functions. */
+export type KeyScope = 'admin' | 'invoke';
+
+/** A key as listings show it: never the key, nor its digest. */
+export interface KeyDescription {
+  id: string;
+  name: string;
+  scope: KeyScope;
+  createdAt: string;
+  lastUsedAt: string | undefined;
+  revokedAt?: string;
+}
+
+/** One point of a series: a slot's calls, errors and estimated percentiles. */
+export interface HistoryPoint {
+  /** Start of the slot, ms since the epoch. */
+  t: number;
+  /** Calls that ran (errors included). */
+  calls: number;
+  errors: number;
+  /** Calls refused before they ran (413, 429, 503). */
+  refused: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+}
+
+export interface HistoryWindow {
+  windowSec: number;
+  /** The slot length of `series`, seconds. */
+  stepSec: number;
+  calls: number;
+  errors: number;
+  refused: number;
+  /** Calls per second over the window (or over the time since the server started, if shorter). */
+  ratePerSec: number;
+  errorRate: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  series: HistoryPoint[];
+}
+
+/** `GET /v2/accounts/<a>/functions/<name>/stats`: a window's figures, and what is happening now. */
+export interface FunctionStatsAnswer extends HistoryWindow {
+  name: string;
+  inFlight: number;
+  coldStarts: number;
+  warmInstances: number;
+  warmMemoryBytes: number;
+}
