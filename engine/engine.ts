@@ -278,11 +278,22 @@ export class Engine {
     this.run(manifest, stats, gate, request, requestId, respond);
   }
 
-  /** Stops every instance and runtime and writes the pending logs and key uses; the store stays open (its owner closes it). */
-  async close(): Promise<void> {
-    this.pool.clear();
+  /**
+   * Writes the pending logs and key uses and lets go of the spare isolates, while calls are still
+   * served: a draining server runs it before `close`, so that a call arriving on a kept-alive
+   * connection meanwhile is answered rather than cut off by the exit.
+   */
+  async quiesce(): Promise<void> {
     this.history?.stop();
     await Promise.all([...new Set(this.runtimes.values())].map((runtime) => runtime.close?.()));
+    await this.keyUses.flush();
+    await this.logs.flush();
+  }
+
+  /** Stops every instance and runtime and writes the pending logs and key uses; the store stays open (its owner closes it). */
+  async close(): Promise<void> {
+    await this.quiesce();
+    this.pool.clear();
     await this.keyUses.stop();
     await this.logs.flush();
     await this.egress.close();

@@ -8,6 +8,7 @@ import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
+import { ActiveCounter, quiet } from './in-flight';
 import { closeConnections, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
 import { loadUws } from './uws';
 
@@ -35,6 +36,8 @@ export interface RunningServer {
    * its own timeout); responses from then on close their connection, so clients go elsewhere.
    */
   drain(): Promise<void>;
+  /** Resolves once no request has been in flight for a moment (after `drain`, to wait for stragglers). */
+  idle(): Promise<void>;
 }
 
 const RUN_PREFIX = '/v2/run/';
@@ -46,7 +49,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   const uws = loadUws();
   const { engine } = options;
   const app: TemplatedApp = uws.App();
-  const counter = { active: 0 };
+  const counter = new ActiveCounter();
 
   app.any('/v2/run/*', (res, req) => handleRun(engine, res, req, counter));
   addManagementRoutes(app, engine, counter, options.peers);
@@ -95,6 +98,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
           closeConnections.now = true;
           return quiet(counter);
         },
+        idle: () => quiet(counter),
       });
     });
   });
@@ -145,37 +149,23 @@ function safeDecode(segment: string): string {
   }
 }
 
-function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest, counter: { active: number }): void {
+function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest, counter: ActiveCounter): void {
   const call = readCall(req);
   const state: ResponseState = { aborted: false };
   res.onAborted(() => (state.aborted = true));
   const head = call.method === 'HEAD';
   const limit = engine.limits.requestBodyBytes;
-  counter.active++;
+  counter.begin();
   const tooLarge = () => {
     const response = errorResponse(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${limit} bytes`), newRequestId(), 0);
     send(res, state, { ...response, headers: { ...response.headers, connection: 'close' } }, head);
-    counter.active--;
+    counter.end();
   };
   readBody(res, call.headers, limit, (body) => {
     call.body = body;
     engine.dispatch(call, (response) => {
       send(res, state, response, head);
-      counter.active--;
+      counter.end();
     });
   }, tooLarge);
-}
-
-/** Resolves once no request has been in flight for a moment (one already on the wire still gets in). */
-function quiet(counter: { active: number }): Promise<void> {
-  return new Promise((resolve) => {
-    let idleTicks = 0;
-    const timer = setInterval(() => {
-      idleTicks = counter.active === 0 ? idleTicks + 1 : 0;
-      if (idleTicks >= 5) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 20);
-  });
 }

@@ -19,6 +19,8 @@ import { assertPortFree } from './port';
 const STATS_MS = 1000;
 const CLOSE_MS = 10_000;
 
+const bounded = (work: Promise<unknown> | undefined) => Promise.race([work, new Promise((r) => setTimeout(r, CLOSE_MS))]);
+
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.ISLET_WORKER ?? '') as WorkerConfig;
   const channel = new Channel(process as unknown as Endpoint);
@@ -49,12 +51,18 @@ async function main(): Promise<void> {
       console.error(`[islet] worker ${config.slot} (pid ${process.pid}) draining: ${reason}`);
       await server?.drain();
       cluster?.stop();
-      // Closing waits for nothing of the calls' (they are done); bounded all the same.
-      const closed = (async () => {
-        await engine?.close();
-        await store?.close();
-      })();
-      await Promise.race([closed, new Promise((r) => setTimeout(r, CLOSE_MS))]);
+      // A client may still send a call on a kept-alive connection that had nothing in flight; it is
+      // answered (closing the connection) until the exit. So the slow part of closing, writing
+      // logs and key uses, is done while calls are still served, then the stragglers are awaited,
+      // and only the quick part is left between the last call and the exit. Each part is bounded.
+      await bounded(engine?.quiesce());
+      await server?.idle();
+      await bounded(
+        (async () => {
+          await engine?.close();
+          await store?.close();
+        })(),
+      );
       // After a fatal out-of-memory, exit() waits forever for the isolate thread V8 parked (isolated-vm
       // joins its threads on the way out): the logs are written, so the process ends itself hard.
       if (catastrophes.count > 0) process.kill(process.pid, 'SIGKILL');

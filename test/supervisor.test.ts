@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import t from 'tap';
+import { Client } from 'undici';
 import { eventually, keepCalling, serveArgs, startSupervised, type Health, type Supervised } from './helpers/supervised';
 
 // islet serve with a supervisor and two workers, the way a user runs it: one server for the whole
@@ -150,13 +151,38 @@ t.test('a worker that keeps dying soon after its start is started again after a 
   t.equal((await s.call('steady')).status, 200);
 });
 
-t.test('SIGTERM with calls in flight: every one completes, then islet exits 0', async (t) => {
+t.test('SIGTERM with calls in flight: every one completes, a call on an idle kept-alive connection is still answered, then islet exits 0', async (t) => {
   await s.deploy('slow', 'exports.handler = async () => { await new Promise((r) => setTimeout(r, 1500)); return "done"; };\n');
+  // Kept-alive connections with nothing in flight when the drain starts: a client may still send a
+  // call on one at any moment until the worker exits.
+  const path_ = `/v2/run/${s.accountId}/steady`;
+  const headers = { 'x-service-api-key': s.apiKey };
+  const idle = await Promise.all(
+    Array.from({ length: 24 }, async () => {
+      const client = new Client(s.url, { pipelining: 1, keepAliveTimeout: 60_000 });
+      const res = await client.request({ method: 'GET', path: path_, headers });
+      await res.body.text();
+      return client;
+    }),
+  );
   const calls = Array.from({ length: 6 }, () => s.call('slow').then(async (res) => [res.status, await res.text()] as const));
   await new Promise((r) => setTimeout(r, 400));
   process.kill(s.child.pid!, 'SIGTERM');
   const answers = await Promise.all(calls);
   t.same(answers, Array.from({ length: 6 }, () => [200, '"done"']), 'all six answered');
+  // Once the calls in flight are answered, one straggler every 30 ms on the idle connections.
+  const stragglers: string[] = [];
+  for (const client of idle) {
+    try {
+      const res = await client.request({ method: 'GET', path: path_, headers });
+      stragglers.push(`${res.statusCode} ${await res.body.text()} ${res.headers.connection}`);
+    } catch (err) {
+      stragglers.push(String(err));
+    }
+    void client.close().catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  t.same(stragglers, idle.map(() => '200 "steady" close'), 'every straggler answered, closing its connection');
   t.equal(await s.exited, 0, 'exit code 0');
   const dir = path.join(s.dataDir, 'logs', s.accountId);
   const lines = readdirSync(dir)

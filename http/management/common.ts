@@ -1,3 +1,4 @@
+import type { ActiveCounter } from '../in-flight';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { errorResponse, responseHeaders, type Engine } from '../../engine/engine';
 import { ServiceError } from '../../engine/errors';
@@ -31,11 +32,6 @@ const JSON_BODY_LIMIT = 64 * 1024;
 
 type Method = 'get' | 'post' | 'put' | 'del';
 
-/** Requests being answered (the server's drain waits for them). */
-export interface ActiveCounter {
-  active: number;
-}
-
 /** What the management routes are added with: the app, the engine, and the server's count of requests in flight. */
 export class Routes {
   constructor(
@@ -58,7 +54,7 @@ export class Routes {
       const state: ResponseState = { aborted: false };
       res.onAborted(() => (state.aborted = true));
       // Counted from the start, so that a drain waits for a body still arriving.
-      this.counter.active++;
+      this.counter.begin();
       const answer = (work: () => Promise<Answer>) => this.respond(res, state, work, true);
       const run = (body: Record<string, unknown>) =>
         answer(async () => {
@@ -89,7 +85,7 @@ export class Routes {
 
   /** Counts a request as in flight from now (one whose body is still to come); answer it with `respond(…, true)`. */
   begin(): void {
-    this.counter.active++;
+    this.counter.begin();
   }
 
   /**
@@ -97,7 +93,7 @@ export class Routes {
    * flight until then (`counted`: it was counted already, from its start).
    */
   respond(res: HttpResponse, state: ResponseState, work: () => Promise<Answer>, counted = false): void {
-    if (!counted) this.counter.active++;
+    if (!counted) this.counter.begin();
     const requestId = newRequestId();
     work()
       .then(
@@ -107,7 +103,7 @@ export class Routes {
           writeResponse(res, state, response.status, responseHeaders(response), response.body, false);
         },
       )
-      .finally(() => this.counter.active--);
+      .finally(() => this.counter.end());
   }
 }
 

@@ -1,7 +1,8 @@
 import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import type { Engine } from '../../engine/engine';
 import type { Peers } from '../peers';
-import { Routes, type ActiveCounter } from './common';
+import type { ActiveCounter } from '../in-flight';
+import { Routes } from './common';
 import { addFunctionRoutes } from './functions';
 import { addKeyRoutes } from './keys';
 import { addStatsRoute } from './stats';
