@@ -13,18 +13,20 @@ export class ActiveCounter {
   }
 }
 
-/** Resolves once no request has been in flight, or begun, for a moment (one already on the wire still gets in). */
-export function quiet(counter: ActiveCounter): Promise<void> {
+const TICK_MS = 20;
+
+/** Resolves once no request has been in flight, or begun, for `ms` (one already on the wire still gets in). */
+export function quiet(counter: ActiveCounter, ms: number): Promise<void> {
   return new Promise((resolve) => {
     let idleTicks = 0;
     let started = counter.started;
     const timer = setInterval(() => {
       idleTicks = counter.active === 0 && counter.started === started ? idleTicks + 1 : 0;
       started = counter.started;
-      if (idleTicks >= 5) {
+      if (idleTicks * TICK_MS >= ms) {
         clearInterval(timer);
         resolve();
       }
-    }, 20);
+    }, TICK_MS);
   });
 }

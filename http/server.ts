@@ -33,7 +33,8 @@ export interface RunningServer {
   close(): void;
   /**
    * Stops taking connections and resolves once the requests in flight are answered (each within
-   * its own timeout); responses from then on close their connection, so clients go elsewhere.
+   * its own timeout) and no call has come for a second; responses from then on close their
+   * connection, so clients go elsewhere.
    */
   drain(): Promise<void>;
   /** Resolves once no request has been in flight for a moment (after `drain`, to wait for stragglers). */
@@ -41,6 +42,15 @@ export interface RunningServer {
 }
 
 const RUN_PREFIX = '/v2/run/';
+
+/**
+ * A draining server answers on its open connections until none has brought a call for this long:
+ * a client's idle kept-alive connection may carry one more call at any moment, and uWS offers no
+ * way to close the idle ones (each answer from then on closes its connection).
+ */
+const DRAIN_LINGER_MS = 1000;
+/** What `idle` waits for, once the linger is over: the stragglers that came meanwhile. */
+const IDLE_MS = 100;
 
 const NO_BODY = Buffer.alloc(0);
 
@@ -96,9 +106,9 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
         drain: () => {
           stopListening();
           closeConnections.now = true;
-          return quiet(counter);
+          return quiet(counter, DRAIN_LINGER_MS);
         },
-        idle: () => quiet(counter),
+        idle: () => quiet(counter, IDLE_MS),
       });
     });
   });
