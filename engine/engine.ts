@@ -1,4 +1,5 @@
 import { checkNodeFlags } from './node-flags';
+import { HeldRefusals } from './held-refusals';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
 import { ServiceError } from './errors';
 import { Egress } from './egress';
@@ -109,6 +110,7 @@ export class Engine {
   readonly egress: Egress;
   readonly pool: WarmPool;
   readonly keyUses: KeyUseRecorder;
+  private readonly heldRefusals: HeldRefusals;
   /** Versions, traffic and keys (the management API's operations besides deploy and remove). */
   readonly manage: Management;
   readonly history: History | undefined;
@@ -138,6 +140,7 @@ export class Engine {
     );
     this.admission = new Admission(this.catalog, this.limits);
     this.keyUses = new KeyUseRecorder(this.catalog, this.store);
+    this.heldRefusals = new HeldRefusals(this.limits.refusalHoldMs, this.limits.accountMaxInFlight);
     this.manage = new Management(this.store, this.catalog, this.keyUses);
     this.egress = new Egress({
       allowPrivate: options.allowPrivateEgress ?? false,
@@ -272,7 +275,9 @@ export class Engine {
       gate = this.admission.enter(accountId);
     } catch (err) {
       if (err instanceof ServiceError) this.observer.callRefused(stats, err);
-      respond(errorResponse(err, requestId, 0, manifest.version));
+      const refusal = errorResponse(err, requestId, 0, manifest.version);
+      if (err instanceof ServiceError && err.code === 'ERR_RATE_LIMITED') this.heldRefusals.hold(accountId, () => respond(refusal));
+      else respond(refusal);
       return;
     }
     this.run(manifest, stats, gate, request, requestId, respond);
@@ -292,6 +297,7 @@ export class Engine {
 
   /** Stops every instance and runtime and writes the pending logs and key uses; the store stays open (its owner closes it). */
   async close(): Promise<void> {
+    this.heldRefusals.release(true);
     await this.quiesce();
     this.pool.clear();
     await this.keyUses.stop();

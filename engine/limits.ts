@@ -25,6 +25,11 @@ export interface Limits {
   /** Calls the bucket holds for a burst (0: one second's worth of the rate). */
   accountBurst: number;
   /**
+   * An ERR_RATE_LIMITED refusal is answered after this long (ms), so that a client sending again
+   * at once cannot take the HTTP thread from other accounts (0: at once).
+   */
+  refusalHoldMs: number;
+  /**
    * The share of every account's limits this process holds (1 alone; each of N workers holds
    * 1/N, since each counts only the calls it serves).
    */
@@ -62,6 +67,7 @@ export const DEFAULT_LIMITS: Limits = {
   accountMaxInFlight: 1000,
   accountRatePerSec: 0,
   accountBurst: 0,
+  refusalHoldMs: 100,
   accountShare: 1,
   maxWarmInstances: 2000,
   maxInstancesPerVersion: availableParallelism(),

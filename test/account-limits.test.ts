@@ -42,6 +42,29 @@ t.test('over its rate an account gets 429 ERR_RATE_LIMITED with Retry-After; ano
   });
 });
 
+t.test('a refusal is answered after a short hold, so a client sending again at once brings one call per hold; others are answered meanwhile', async (t) => {
+  await withServer({ limits: { accountRatePerSec: 1, accountBurst: 1, refusalHoldMs: 300 } }, async (s, other) => {
+    t.equal((await s.call('ok')).status, 200, 'the burst of 1');
+    const started = performance.now();
+    const refused = s.call('ok').then((res) => ({ status: res.status, ms: performance.now() - started }));
+    const theirs = await s.call('ok', { account: other.accountId, key: other.apiKey });
+    const theirsMs = performance.now() - started;
+    t.equal(theirs.status, 200);
+    const { status, ms } = await refused;
+    t.equal(status, 429);
+    t.ok(ms >= 290, `the refusal came after the hold (${ms.toFixed(0)} ms)`);
+    t.ok(theirsMs < ms, `another account's call was answered first (${theirsMs.toFixed(0)} ms)`);
+    // A client that sends again as soon as it is refused, for a second: a handful of calls, not thousands.
+    let sent = 0;
+    const until = performance.now() + 1000;
+    while (performance.now() < until) {
+      sent++;
+      await (await s.call('ok')).text();
+    }
+    t.ok(sent <= 6, `${sent} calls in a second on one connection`);
+  });
+});
+
 t.test('over its calls in flight an account gets 429; they free up as calls end', async (t) => {
   // As one of two workers: half of the account's 4.
   await withServer({ limits: { accountMaxInFlight: 4, accountShare: 0.5 } }, async (s, other) => {
