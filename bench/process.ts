@@ -4,10 +4,10 @@ import * as path from 'node:path';
 
 /**
  * Starts one of the bench's scripts (server.js, baseline.js) in its own Node process with
- * --no-node-snapshot, and waits for the one JSON line it prints when it is ready.
+ * --no-node-snapshot (and `nodeFlags`), and waits for the one JSON line it prints when it is ready.
  */
-export function startProcess<T>(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: T }> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(__dirname, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export function startProcess<T>(script: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<{ child: ChildProcess; ready: T }> {
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...nodeFlags, path.join(__dirname, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));

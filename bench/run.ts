@@ -5,6 +5,7 @@
  * with the same load generator, connections, duration and warm-up, and prints a table and the
  * targets; the figures go to bench/results/<timestamp>.json. See bench/README.md.
  */
+import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -139,7 +140,7 @@ async function main(): Promise<void> {
   console.log(`islet bench: ${quick ? 'quick' : 'full'} run, load tool ${tool}, c=${connections}, ${durationSec} s per figure after ${warmupSec} s warm-up; hello and Python hello: median of ${rounds} round${rounds > 1 ? 's' : ''}`);
   console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`);
   console.log('starting the islet server and deploying the scenario functions...');
-  const startIslet = (config: Partial<BenchServerConfig>) => startProcess<Ready>('server.js', { BENCH_CONFIG: JSON.stringify({ ...none, ...config }) });
+  const startIslet = (config: Partial<BenchServerConfig>) => startProcess<Ready>('server.js', { BENCH_CONFIG: JSON.stringify({ ...none, ...config }) }, SERVER_V8_FLAGS);
   const metricsToken = 'bench-metrics-token';
   let islet = await startIslet({ core: true, coldFunctions: serverConfig.coldFunctions, metricsToken, floodRate: FLOOD_RATE });
   let { url, accountId, apiKey } = islet.ready as Required<Ready>;

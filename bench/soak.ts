@@ -5,6 +5,7 @@
  * answer; the report gives the unexpected ones (target 0) and the server's RSS at the start (after
  * a minute of warm-up), middle and end (target: growth under 10%). Not part of `npm test`.
  */
+import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   const minutes = Number(values.minutes);
   const connections = Number(values.connections);
   const config = { core: true, soak: true, coldFunctions: 0, manyFunctions: 0, pythonColdFunctions: 0, python: false, cacheDir: path.join(os.tmpdir(), 'islet-bench-cache') };
-  const { child, ready } = await startProcess<{ url: string; accountId: string; apiKey: string }>('server.js', { BENCH_CONFIG: JSON.stringify(config) });
+  const { child, ready } = await startProcess<{ url: string; accountId: string; apiKey: string }>('server.js', { BENCH_CONFIG: JSON.stringify(config) }, SERVER_V8_FLAGS);
   const agent = new Agent({ connections, pipelining: 1 });
   const assignment: Kind[] = KINDS.flatMap((k) => Array.from({ length: k.connections }, () => k));
   while (assignment.length < connections) assignment.push(HELLO);

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import * as path from 'node:path';
 import type { Limits } from '../engine/limits';
 import type { StoreChange } from '../engine/store/store';
@@ -150,7 +151,8 @@ export class Supervisor {
       metricsToken: this.options.metricsToken,
     };
     const child = fork(WORKER_SCRIPT, [], {
-      execArgv: [...new Set(['--no-node-snapshot', ...process.execArgv])],
+      // The supervisor's own flags come last, so that an operator's choice wins.
+      execArgv: [...new Set(['--no-node-snapshot', ...SERVER_V8_FLAGS, ...process.execArgv])],
       env: { ...process.env, ISLET_WORKER: JSON.stringify(config) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
