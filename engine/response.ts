@@ -40,7 +40,7 @@ export function checkBodySize(body: string | Uint8Array, limit: number): void {
 }
 
 /** Shared by every implicit JSON response: nothing writes to a response's headers after this. */
-const JSON_HEADERS: Record<string, string> = Object.freeze({ 'content-type': 'application/json' });
+export const JSON_HEADERS: Record<string, string> = Object.freeze({ 'content-type': 'application/json' });
 
 export function jsonResponse(json: string): FunctionResponse {
   return { status: 200, headers: JSON_HEADERS, body: json };

@@ -8,6 +8,7 @@ import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
+import { DOCUMENT_SANDBOX, needsDocumentSandbox } from './document-sandbox';
 import { ActiveCounter, quiet } from './in-flight';
 import { closeConnections, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
 import { loadUws } from './uws';
@@ -122,6 +123,7 @@ function send(res: HttpResponse, state: ResponseState, response: InvokeResponse,
     res.writeHeader('X-Service-Request-ID', response.requestId);
     res.writeHeader('X-Service-Duration-Usecs', response.durationUs.toFixed(3));
     if (response.version !== undefined) res.writeHeader('X-Service-Version', String(response.version));
+    if (needsDocumentSandbox(response.headers)) res.writeHeader('Content-Security-Policy', DOCUMENT_SANDBOX);
     writeBody(res, state, response.body, head);
   });
 }

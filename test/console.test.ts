@@ -27,6 +27,13 @@ exports.handler = (body) => {
   return '<b>bold?</b>';
 };`;
 
+/** Another tenant's page that reads what the origin keeps in the tab. */
+const PAGE = `
+exports.handler = (body, context) => new context.HTTPResponse({
+  headers: { 'content-type': 'text/html; charset=utf-8' },
+  body: '<!doctype html><title>page</title><script>try { document.title = "seen " + Object.values(sessionStorage).join(" "); } catch (e) { document.title = "blocked " + e.name; }</script>',
+});`;
+
 /** The live logs' state once it reads Live. (waitForFunction would evaluate a string, which the console's CSP refuses.) */
 function liveState(page: Page) {
   return page.getByTestId('logs-state').getByText('Live', { exact: true });
@@ -187,6 +194,19 @@ function run(): void {
     t.equal(await page.getByTestId('invoke-body').textContent(), '"<b>bold?</b>"');
     t.equal(await page.locator('main script, main img, [data-testid="invoke-body"] b').count(), 0, 'no element was made from the output');
     t.equal(await page.evaluate('window.__injected'), undefined, 'nothing ran');
+  });
+
+  t.test("another tenant's page opened in the console's tab cannot read the signed-in key", async (t) => {
+    const tenant = await s.engine.createAccount();
+    await s.engine.deploy(tenant.accountId, { name: 'public_page', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { dir: functionFolder(PAGE) });
+    t.match(await page.evaluate<string>("Object.values(sessionStorage).join(' ')"), s.apiKey, 'the tab is signed in');
+    await page.goto(`${s.url}/v2/run/${tenant.accountId}/public_page`);
+    const title = await page.title();
+    t.match(title, /^blocked SecurityError/, `the page's script ran in an origin of its own (${title})`);
+    t.notMatch(title, s.apiKey);
+    await page.goto(`${s.url}/console/`);
+    await page.getByRole('heading', { name: 'Functions' }).waitFor();
+    t.pass('back in the console, still signed in');
   });
 
   t.test('the key is never in the URL, a cookie or local storage; signing out forgets it', async (t) => {
