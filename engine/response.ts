@@ -39,6 +39,12 @@ export function checkBodySize(body: string | Uint8Array, limit: number): void {
   }
 }
 
+/** The value of a response's Content-Type, whatever the case of its name (headers from user code keep theirs). */
+export function contentTypeOf(headers: Record<string, string>): string | undefined {
+  for (const name in headers) if (name.length === 12 && name.toLowerCase() === 'content-type') return headers[name];
+  return undefined;
+}
+
 /** Shared by every implicit JSON response: nothing writes to a response's headers after this. */
 export const JSON_HEADERS: Record<string, string> = Object.freeze({ 'content-type': 'application/json' });
 

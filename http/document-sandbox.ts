@@ -1,4 +1,4 @@
-import { JSON_HEADERS } from '../engine/response';
+import { contentTypeOf, JSON_HEADERS } from '../engine/response';
 
 /**
  * Every function shares the server's origin with every other account's functions and with the
@@ -17,8 +17,6 @@ const ACTIVE_TYPE = /^\s*(text\/html|application\/xhtml\+xml|image\/svg\+xml|tex
 export function needsDocumentSandbox(headers: Record<string, string>): boolean {
   // A returned value's JSON, the common answer, at the cost of a comparison.
   if (headers === JSON_HEADERS) return false;
-  for (const name in headers) {
-    if (name.length === 12 && name.toLowerCase() === 'content-type') return ACTIVE_TYPE.test(headers[name]!);
-  }
-  return true;
+  const type = contentTypeOf(headers);
+  return type === undefined || ACTIVE_TYPE.test(type);
 }

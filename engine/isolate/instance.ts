@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import ivm from 'isolated-vm';
 import { toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
-import { checkBodySize, checkResponseHeaders, checkStatus, jsonResponse } from '../response';
+import { checkBodySize, checkResponseHeaders, checkStatus, contentTypeOf, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
 import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, MAX_TIMERS, META_SEPARATOR, TimerOp, type TimerOpKind } from '../sandbox/protocol';
 import { SlotMap, SlotMirror } from '../slot-map';
@@ -494,7 +494,6 @@ export function textArgument(text: string | undefined): string | ivm.Copy<string
 }
 
 function withDefaultType(headers: Record<string, string>, type: string): Record<string, string> {
-  for (const name in headers) if (name.toLowerCase() === 'content-type') return headers;
-  headers['content-type'] = type;
+  if (contentTypeOf(headers) === undefined) headers['content-type'] = type;
   return headers;
 }
