@@ -5,13 +5,13 @@
  * with the same load generator, connections, duration and warm-up, and prints a table and the
  * targets; the figures go to bench/results/<timestamp>.json. See bench/README.md.
  */
-import { SERVER_V8_FLAGS } from '../engine/node-flags';
-import { countingCostUs } from './counting-cost';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { SERVER_V8_FLAGS } from '../engine/node-flags';
+import { countingCostUs } from './counting-cost';
 import { rssMb, startProcess } from './process';
 import { pickTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load';
 import { tenKilobyteJson } from './payloads';

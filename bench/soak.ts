@@ -5,11 +5,11 @@
  * answer; the report gives the unexpected ones (target 0) and the server's RSS at the start (after
  * a minute of warm-up), middle and end (target: growth under 10%). Not part of `npm test`.
  */
-import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
+import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import { tenKilobyteJson } from './payloads';
 import { rssMb, startProcess } from './process';
 
