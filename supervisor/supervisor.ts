@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import * as path from 'node:path';
 import type { Limits } from '../engine/limits';
+import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import type { StoreChange } from '../engine/store/store';
 import { Channel } from './channel';
 import type { WorkerConfig, WorkerReport, WorkerStats } from './messages';

@@ -1,10 +1,10 @@
-import type { ActiveCounter } from '../in-flight';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { errorResponse, responseHeaders, type Engine } from '../../engine/engine';
 import { ServiceError } from '../../engine/errors';
 import { newRequestId } from '../../engine/request-id';
 import type { ApiKeyRecord, KeyScope } from '../../engine/store/store';
 import { readBody, readHeaders } from '../body';
+import type { ActiveCounter } from '../in-flight';
 import type { Peers } from '../peers';
 import { writeResponse, type ResponseState } from '../respond';
 
