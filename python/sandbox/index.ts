@@ -56,13 +56,28 @@ const reportError = (err: unknown): void => host.log(current.requestId, 'error',
 const timers = makeTimers(host, reportError);
 const cryptoObject = makeCrypto(host);
 
+/**
+ * The interpreter's wasm bytes, in a buffer that can be emptied once boot is over: Pyodide keeps
+ * the buffer it read (9.6 MB) reachable for the isolate's life, and the compiled module has its own
+ * copy.
+ */
+let wasmBytes: ArrayBuffer | undefined;
+function resizableWasmBytes(): ArrayBuffer {
+  const source = new Uint8Array(files.wasm);
+  // Resizable ArrayBuffers are in this V8, not yet in the sandbox's TypeScript library.
+  const Resizable = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ArrayBuffer;
+  wasmBytes = new Resizable(source.byteLength, { maxByteLength: source.byteLength });
+  new Uint8Array(wasmBytes).set(source);
+  return wasmBytes;
+}
+
 // What Pyodide's loader and Emscripten's shell mode expect to find.
 const shellGlobals: Record<string, unknown> = {
   read(path: string): string {
     throw new Error(`read(${path}): not available`);
   },
   readbuffer(path: string): ArrayBuffer {
-    if (path.endsWith('pyodide.asm.wasm')) return files.wasm;
+    if (path.endsWith('pyodide.asm.wasm')) return resizableWasmBytes();
     if (path.endsWith('python_stdlib.zip')) return files.stdlib;
     throw new Error(`readbuffer(${path}): not available`);
   },
@@ -144,6 +159,8 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   // Drop the copies: Pyodide would otherwise keep the 30 MB snapshot alive.
   if (pyodide._api?.config) pyodide._api.config._loadSnapshot = undefined;
   for (const key of Object.keys(files)) delete (files as unknown as Record<string, unknown>)[key];
+  (wasmBytes as unknown as { resize(length: number): void } | undefined)?.resize(0);
+  wasmBytes = undefined;
   // `os` stays: Emscripten draws randomness through it for as long as the interpreter runs.
   for (const name of Object.keys(shellGlobals)) if (name !== 'os') delete g[name];
   // islet's Python side (runtime.py, net.py, stdlib.py) is in the snapshot (python/make-snapshot.mjs).
