@@ -61,11 +61,12 @@ const cryptoObject = makeCrypto(host);
  * the buffer it read (9.6 MB) reachable for the isolate's life, and the compiled module has its own
  * copy.
  */
-let wasmBytes: ArrayBuffer | undefined;
+let wasmBytes: ResizableArrayBuffer | undefined;
+/** Resizable ArrayBuffers are in this V8, not yet in the sandbox's TypeScript library. */
+type ResizableArrayBuffer = ArrayBuffer & { resize(length: number): void };
 function resizableWasmBytes(): ArrayBuffer {
   const source = new Uint8Array(files.wasm);
-  // Resizable ArrayBuffers are in this V8, not yet in the sandbox's TypeScript library.
-  const Resizable = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ArrayBuffer;
+  const Resizable = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ResizableArrayBuffer;
   wasmBytes = new Resizable(source.byteLength, { maxByteLength: source.byteLength });
   new Uint8Array(wasmBytes).set(source);
   return wasmBytes;
@@ -159,7 +160,7 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   // Drop the copies: Pyodide would otherwise keep the 30 MB snapshot alive.
   if (pyodide._api?.config) pyodide._api.config._loadSnapshot = undefined;
   for (const key of Object.keys(files)) delete (files as unknown as Record<string, unknown>)[key];
-  (wasmBytes as unknown as { resize(length: number): void } | undefined)?.resize(0);
+  wasmBytes?.resize(0);
   wasmBytes = undefined;
   // `os` stays: Emscripten draws randomness through it for as long as the interpreter runs.
   for (const name of Object.keys(shellGlobals)) if (name !== 'os') delete g[name];

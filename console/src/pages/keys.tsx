@@ -4,12 +4,12 @@ import { formatDate } from '../format';
 import { Confirm } from '../parts/confirm';
 import { DoneNote, ErrorNote, useAction } from '../parts/feedback';
 import { useLoad } from '../use-load';
-import type { KeyDescription as KeyInfo } from '../../../engine/wire';
+import type { KeyDescription } from '../../../engine/wire';
 
 /** The account's keys: list (never the key itself), create (shown once, with a copy button), revoke. */
 export function KeysPage({ session, onOwnKeyRevoked }: { session: Session; onOwnKeyRevoked: () => void }) {
-  const keys = useLoad(() => api<{ keys: KeyInfo[] }>(session.key, 'GET', accountPath(session, '/keys')), [session.key]);
-  const [created, setCreated] = useState<{ apiKey: string; key: KeyInfo }>();
+  const keys = useLoad(() => api<{ keys: KeyDescription[] }>(session.key, 'GET', accountPath(session, '/keys')), [session.key]);
+  const [created, setCreated] = useState<{ apiKey: string; key: KeyDescription }>();
   const [done, setDone] = useState<string>();
   const { busy, error, run } = useAction();
 
@@ -68,7 +68,7 @@ export function KeysPage({ session, onOwnKeyRevoked }: { session: Session; onOwn
   );
 }
 
-function CreateKey({ session, onCreated }: { session: Session; onCreated: (c: { apiKey: string; key: KeyInfo }) => void }) {
+function CreateKey({ session, onCreated }: { session: Session; onCreated: (c: { apiKey: string; key: KeyDescription }) => void }) {
   const [name, setName] = useState('');
   const [scope, setScope] = useState<KeyScope>('invoke');
   const { busy, error, run } = useAction();
@@ -76,7 +76,7 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated: (c: { 
     e.preventDefault();
     void run(async () => {
       const body = name.trim() ? { name: name.trim(), scope } : { scope };
-      onCreated(await api<{ apiKey: string; key: KeyInfo }>(session.key, 'POST', accountPath(session, '/keys'), body));
+      onCreated(await api<{ apiKey: string; key: KeyDescription }>(session.key, 'POST', accountPath(session, '/keys'), body));
       setName('');
     });
   };
@@ -102,7 +102,7 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated: (c: { 
 }
 
 /** The new key, shown this once: the server keeps only its digest. */
-function NewKey({ created, onDone }: { created: { apiKey: string; key: KeyInfo }; onDone: () => void }) {
+function NewKey({ created, onDone }: { created: { apiKey: string; key: KeyDescription }; onDone: () => void }) {
   const field = useRef<HTMLInputElement>(null);
   const [copied, setCopied] = useState<string>();
   const copy = async () => {

@@ -4,7 +4,7 @@ import { formatCount, formatMs, formatTime } from '../format';
 import { useLoad } from '../use-load';
 import { TimeChart, type ChartSeries } from './time-chart';
 import { ErrorNote } from './feedback';
-import type { FunctionStatsAnswer as FunctionStats, HistoryPoint as StatsPoint } from '../../../engine/wire';
+import type { FunctionStatsAnswer, HistoryPoint } from '../../../engine/wire';
 
 /** The windows offered, and how often each is fetched again (about once a slot). */
 const WINDOWS = [
@@ -21,7 +21,7 @@ export function statsPath(session: Session, name: string, window: string): strin
 export function MetricsPanel({ session, name }: { session: Session; name: string }) {
   const [span, setSpan] = useState('15m');
   const choice = WINDOWS.find((w) => w.value === span)!;
-  const stats = useLoad(() => api<FunctionStats>(session.key, 'GET', statsPath(session, name, span)), [session.key, name, span], choice.refreshMs);
+  const stats = useLoad(() => api<FunctionStatsAnswer>(session.key, 'GET', statsPath(session, name, span)), [session.key, name, span], choice.refreshMs);
   const s = stats.data;
 
   const charts = useMemo(() => {
@@ -90,7 +90,7 @@ function Figure({ label, value, note }: { label: string; value: string; note?: s
   );
 }
 
-function SeriesTable({ series, stepSec }: { series: StatsPoint[]; stepSec: number }) {
+function SeriesTable({ series, stepSec }: { series: HistoryPoint[]; stepSec: number }) {
   const rows = series.filter((p) => p.calls > 0 || p.errors > 0 || p.refused > 0);
   if (rows.length === 0) return <p class="hint">No calls in this window.</p>;
   return (
