@@ -1,5 +1,6 @@
 import { checkNodeFlags } from './node-flags';
 import { HeldRefusals } from './held-refusals';
+import { HostWorkPool } from './host-work/pool';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
 import { ServiceError } from './errors';
 import { Egress } from './egress';
@@ -108,6 +109,8 @@ export class Engine {
   readonly functionStats = new FunctionStatsTable((account, name) => this.catalog.function(account, name) !== undefined);
   readonly store: Store;
   readonly egress: Egress;
+  /** Threads for functions' host work (crypto, compression), shared fairly between accounts. */
+  readonly hostWork: HostWorkPool;
   readonly pool: WarmPool;
   readonly keyUses: KeyUseRecorder;
   private readonly heldRefusals: HeldRefusals;
@@ -148,6 +151,7 @@ export class Engine {
       maxResponseBytes: this.limits.responseBodyBytes,
       timeoutMs: this.limits.maxTimeoutMs,
     });
+    this.hostWork = new HostWorkPool({ threads: this.limits.hostWorkThreads });
     const context: RuntimeContext = {
       limits: this.limits,
       onInstanceDeath: (instance) => this.pool.forget(instance),
@@ -303,6 +307,7 @@ export class Engine {
     await this.keyUses.stop();
     await this.logs.flush();
     await this.egress.close();
+    await this.hostWork.close();
   }
 
   private run(manifest: FunctionManifest, stats: FunctionStats, gate: Gate, request: InvokeRequest, requestId: string, respond: (response: InvokeResponse) => void): void {
@@ -367,7 +372,9 @@ export class Engine {
   /** The capabilities a function's sandbox gets: its logs, guarded fetch, and sdk.invoke. */
   private servicesFor(manifest: FunctionManifest): InstanceServices {
     const logKey = `${manifest.account}/${manifest.name}`;
+    const timeoutMs = manifest.timeoutMs ?? this.limits.timeoutMs;
     return {
+      hostWork: (task) => this.hostWork.run(manifest.account, task, timeoutMs),
       log: (requestId, level, message) => this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId, level, message })),
       fetch: (request, body) => this.egress.fetch(request, body),
       invoke: async (payload) => {

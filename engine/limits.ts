@@ -50,6 +50,11 @@ export interface Limits {
    * function has been loaded; cold starts otherwise boot one, about 300 ms).
    */
   pythonSpare: boolean;
+  /**
+   * Threads of this process for functions' host work (crypto, compression, key derivation), apart
+   * from libuv's pool; each account may hold half of them at once (engine/host-work/pool.ts).
+   */
+  hostWorkThreads: number;
 }
 
 const MiB = 1024 * 1024;
@@ -74,4 +79,5 @@ export const DEFAULT_LIMITS: Limits = {
   instanceIdleMs: 10_000,
   maxWarmMemoryMb: 4096,
   pythonSpare: true,
+  hostWorkThreads: 2,
 };

@@ -1,4 +1,5 @@
 import { ServiceError } from './errors';
+import type { HostTask, HostTaskAnswer } from './host-work/task';
 import type { FunctionManifest } from './manifest';
 import { ISLET_FRAME } from './sandbox/protocol';
 
@@ -48,6 +49,11 @@ export interface InstanceServices {
   fetch(request: string, body: Uint8Array | undefined): Promise<{ payload: string; body: Uint8Array | undefined }>;
   /** In-process `sdk.invoke`; resolves to the JSON of `{statusCode, headers, body}`. */
   invoke(request: string): Promise<string>;
+  /**
+   * Host work (crypto, compression, key derivation) on islet's host-work threads, within the
+   * function's timeout and its account's share of the threads (engine/host-work/pool.ts).
+   */
+  hostWork(task: HostTask): Promise<HostTaskAnswer>;
 }
 
 export interface Runtime {

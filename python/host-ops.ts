@@ -1,4 +1,3 @@
-import { getHashes, pbkdf2, scrypt } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { EgressError } from '../engine/egress';
@@ -20,15 +19,6 @@ export class OpError extends Error {
     super(message);
   }
 }
-
-/**
- * Key derivation runs in the host's thread pool, which the server's file and DNS work share: one
- * call may ask for at most this many HMAC rounds (iterations times output blocks, about 2 s of one
- * core for SHA-256). The sandbox computes larger ones itself, within the handler's timeout.
- */
-export const PBKDF2_HOST_ROUNDS = 4_000_000;
-/** Memory one scrypt call may use on the host (CPython's default maxmem is 32 MiB). */
-export const SCRYPT_MAX_MEM = 64 * 1024 * 1024;
 
 /** The largest request body a Python function may send (net.py refuses larger ones before they leave). */
 export const MAX_REQUEST_BODY = 32 * 1024 * 1024;
@@ -66,9 +56,8 @@ export function runSyncOp(kind: SyncOpKind, payload: string, body: Uint8Array | 
     case 'file':
       return readFunctionFile(payload, scope);
     case 'pbkdf2':
-      return derivePbkdf2(payload, body);
     case 'scrypt':
-      return deriveScrypt(payload, body);
+      return services ? derive(kind, payload, body, services) : Promise.reject(new OpError('ERR_NOT_READY', 'the function is not loaded yet'));
     case 'tzdata':
       return readZone(payload);
     default:
@@ -96,14 +85,6 @@ async function fetchForPython(payload: string, body: Uint8Array | undefined, ser
   }
 }
 
-function parseKdf(payload: string, body: Uint8Array | undefined): { args: Record<string, unknown>; password: Uint8Array; salt: Uint8Array } {
-  const args = JSON.parse(payload) as Record<string, unknown>;
-  const bytes = body ?? new Uint8Array(0);
-  const split = Number(args.passwordLength);
-  if (!Number.isInteger(split) || split < 0 || split > bytes.length) throw new OpError('ERR_VALUE', 'malformed key derivation request');
-  return { args, password: bytes.subarray(0, split), salt: bytes.subarray(split) };
-}
-
 /** One of the function's own files, by the relative path the deploy listed; nothing else. */
 async function readFunctionFile(payload: string, scope: SyncOpScope): Promise<OpAnswer> {
   const rel = String((JSON.parse(payload) as { path?: unknown }).path ?? '');
@@ -111,40 +92,19 @@ async function readFunctionFile(payload: string, scope: SyncOpScope): Promise<Op
   return { payload: '', body: await fsp.readFile(path.join(scope.codeDir, rel)) };
 }
 
-/** OpenSSL's name of a hashlib name (sha3_256 is sha3-256 there). */
-function opensslHash(name: string): string | undefined {
-  const lower = name.toLowerCase();
-  const candidates = [lower, lower.replace(/_/g, '-'), lower.replace(/^sha512_(224|256)$/, 'sha512-$1')];
-  const known = new Set(getHashes());
-  return candidates.find((c) => known.has(c));
-}
-
-function derivePbkdf2(payload: string, body: Uint8Array | undefined): Promise<OpAnswer> {
-  const { args, password, salt } = parseKdf(payload, body);
-  const digest = opensslHash(String(args.hash));
-  if (!digest) return Promise.reject(new OpError('ERR_UNSUPPORTED_HASH', `unsupported hash type ${String(args.hash)}`));
-  const iterations = Number(args.iterations);
-  const dklen = Number(args.dklen);
-  const blocks = Math.ceil(dklen / Math.max(1, Number(args.digestSize) || 1));
-  if (!Number.isSafeInteger(iterations) || iterations < 1 || !Number.isSafeInteger(dklen) || dklen < 1) return Promise.reject(new OpError('ERR_VALUE', 'iterations and dklen must be positive integers'));
-  if (iterations * blocks > PBKDF2_HOST_ROUNDS) return Promise.reject(new OpError('ERR_TOO_MUCH_WORK', `more than ${PBKDF2_HOST_ROUNDS} rounds`));
-  return new Promise((resolve, reject) =>
-    pbkdf2(password, salt, iterations, dklen, digest, (err, key) => (err ? reject(new OpError('ERR_VALUE', err.message)) : resolve({ payload: '', body: key }))),
-  );
-}
-
-function deriveScrypt(payload: string, body: Uint8Array | undefined): Promise<OpAnswer> {
-  const { args, password, salt } = parseKdf(payload, body);
-  const [N, r, p, dklen] = [args.n, args.r, args.p, args.dklen].map(Number) as [number, number, number, number];
-  const asked = Number(args.maxmem) || 32 * 1024 * 1024;
-  const maxmem = Math.min(asked, SCRYPT_MAX_MEM);
-  return new Promise((resolve, reject) => {
-    try {
-      scrypt(password, salt, dklen, { N, r, p, maxmem }, (err, key) => (err ? reject(new OpError('ERR_VALUE', err.message)) : resolve({ payload: '', body: key })));
-    } catch (err) {
-      reject(new OpError('ERR_VALUE', (err as Error).message));
-    }
-  });
+/**
+ * A key derivation of hashlib, on a host-work thread (engine/host-work) under the limits node8's
+ * crypto has too (python/host-kdf.ts does the work). Failures keep their code: ERR_TOO_MUCH_WORK
+ * makes the sandbox compute the derivation in the interpreter.
+ */
+async function derive(kind: 'pbkdf2' | 'scrypt', payload: string, body: Uint8Array | undefined, services: InstanceServices): Promise<OpAnswer> {
+  try {
+    const answer = await services.hostWork({ kind, payload, body: body ? body.slice().buffer : undefined });
+    return { payload: answer.payload, body: answer.body ? new Uint8Array(answer.body) : undefined };
+  } catch (err) {
+    const e = err as Error & { code?: unknown };
+    throw new OpError(typeof e.code === 'string' ? e.code : 'ERR_VALUE', e.message);
+  }
 }
 
 /**

@@ -3,8 +3,7 @@ import { commonCallbacks, installHostObject, type Bridge, type OpResult } from '
 import type { InstanceServices } from '../runtime';
 import type { NativeCall, OpKind } from '../sandbox/protocol';
 import type { FunctionFiles } from './host/fs';
-import { nativeErrorMessage, runNative, runNativeAsync } from './host/native';
-import { subtleOp } from './host/subtle';
+import { nativeErrorMessage, runNative, runNativeOffThread } from './host/native';
 
 /** A node8 isolate's bridge also knows the files of the function it became (for `fs` and `require`). */
 export interface Node8Bridge extends Bridge {
@@ -42,9 +41,11 @@ export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, b
     }),
     nativeOffThread: new ivm.Callback(() => {
       offThread ??= new ivm.Reference(async (call: unknown, payload: unknown, body: unknown) => {
+        const target = bridge.target;
+        if (!target) throw new Error('the function is not loaded yet');
         try {
           // A Reference's result must be transferable: the plain answer goes as a copy.
-          return new ivm.ExternalCopy(await runNativeAsync(call as NativeCall, payload, body, bridge.files ?? noFiles)).copyInto({ release: true });
+          return new ivm.ExternalCopy(await runNativeOffThread(call as NativeCall, payload, body, bridge.files ?? noFiles, target.services)).copyInto({ release: true });
         } catch (err) {
           throw new Error(nativeErrorMessage(err));
         }
@@ -61,12 +62,14 @@ async function node8Op(kind: OpKind, payload: string, body: Uint8Array | undefin
       return services.fetch(payload, body);
     case 'invoke':
       return { payload: await services.invoke(payload) };
-    case 'subtle':
-      return subtleOp(payload, body);
+    case 'subtle': {
+      const answer = await services.hostWork({ kind: 'subtle', payload, body: body ? body.slice().buffer : undefined });
+      return { payload: answer.payload, body: answer.body ? new Uint8Array(answer.body) : undefined };
+    }
     case 'native': {
       const { call, args } = JSON.parse(payload) as { call: NativeCall; args: string };
       try {
-        const result = await runNativeAsync(call, args, body ? body.slice().buffer : undefined, files);
+        const result = await runNativeOffThread(call, args, body ? body.slice().buffer : undefined, files, services);
         return { payload: result.p, body: result.b ? new Uint8Array(result.b) : undefined };
       } catch (err) {
         throw new Error(nativeErrorMessage(err));

@@ -4,6 +4,7 @@
  * runtimes, so each name, kind and limit is written once. Everything that crosses is copied data:
  * strings, numbers, ArrayBuffers, plain arrays and objects.
  */
+import { HOST_WORK_LIMITS } from '../host-work/limits';
 
 /** The global the host puts its callbacks under; the runtime takes them and deletes it. */
 export const HOST_GLOBAL = '__isletHost';
@@ -58,10 +59,15 @@ export interface KeySpec {
   pem?: string;
   jwk?: Record<string, unknown>;
 }
-/** Largest input of one native call: hashing or compressing more holds the host's thread too long. */
-export const MAX_NATIVE_BYTES = 32 * 1024 * 1024;
-/** Inputs from this size on are worked off the host's thread even by synchronous APIs. */
-export const OFF_THREAD_BYTES = 1024 * 1024;
+/** Largest input of one native call (see engine/host-work/limits.ts, the one table of host-work limits). */
+export const MAX_NATIVE_BYTES = HOST_WORK_LIMITS.inputBytes;
+/** Inputs larger than this are worked off the host's thread even by synchronous APIs. */
+export const OFF_THREAD_BYTES = HOST_WORK_LIMITS.mainThreadBytes;
+/**
+ * The code of the host's answer to a synchronous native call that is too heavy for its thread
+ * (the host judges, whatever the sandbox thought): the sandbox sends the call again off it.
+ */
+export const NATIVE_OFF_THREAD = 'ERR_ISLET_OFF_THREAD';
 
 /**
  * Operations the Python sandbox waits for: Python code is synchronous, so its thread blocks

@@ -12,7 +12,9 @@ import { TEST_CACHE } from './server';
 
 export interface ChildConfig {
   limits?: Record<string, number>;
-  deploys: { name: string; folder: string; entrypoint: string; extra?: Record<string, unknown> }[];
+  /** Accounts besides the first (each deploy names its account by index; 0, the first, by default). */
+  otherAccounts?: number;
+  deploys: { name: string; folder: string; entrypoint: string; extra?: Record<string, unknown>; account?: number }[];
   /** Deploys expected to be refused: their errors are reported in the ready line as `refused`. */
   refused?: { name: string; folder: string; entrypoint: string }[];
 }
@@ -22,8 +24,11 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-child-'));
   const { engine } = await openEngine({ dataDir, limits: config.limits, cacheDir: TEST_CACHE });
   const { accountId, apiKey } = await engine.createAccount();
+  const others = [];
+  for (let i = 0; i < (config.otherAccounts ?? 0); i++) others.push(await engine.createAccount());
+  const accounts = [{ accountId, apiKey }, ...others];
   for (const d of config.deploys) {
-    await engine.deploy(accountId, { name: d.name, runtime: 'node8', file: 'function.js', entrypoint: d.entrypoint, env: {}, ...d.extra }, { dir: d.folder });
+    await engine.deploy(accounts[d.account ?? 0]!.accountId, { name: d.name, runtime: 'node8', file: 'function.js', entrypoint: d.entrypoint, env: {}, ...d.extra }, { dir: d.folder });
   }
   const refused: Record<string, { code: string; message: string }> = {};
   for (const d of config.refused ?? []) {
@@ -33,7 +38,7 @@ async function main(): Promise<void> {
     );
   }
   const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
-  process.stdout.write(`${JSON.stringify({ url: server.url, accountId, apiKey, dataDir, refused })}\n`);
+  process.stdout.write(`${JSON.stringify({ url: server.url, accountId, apiKey, dataDir, refused, others })}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -9,7 +9,10 @@ export interface ChildServer {
   process: ChildProcess;
   /** Errors of the config's `refused` deploys, by name. */
   refused: Record<string, { code: string; message: string }>;
-  call(name: string, init?: { method?: string; body?: string; key?: string | null }): Promise<Response>;
+  /** The accounts besides the first (`otherAccounts` of the config). */
+  others: { accountId: string; apiKey: string }[];
+  /** Calls a function of the first account, or of `account` (an index into `others` plus one). */
+  call(name: string, init?: { method?: string; body?: string; key?: string | null; account?: number }): Promise<Response>;
   stop(): void;
 }
 
@@ -26,16 +29,17 @@ export function startChildServer(config: ChildConfig): Promise<ChildServer> {
       out += chunk.toString();
       const line = out.split('\n')[0];
       if (!out.includes('\n') || !line) return;
-      const info = JSON.parse(line) as { url: string; accountId: string; apiKey: string; refused: Record<string, { code: string; message: string }> };
+      const info = JSON.parse(line) as { url: string; accountId: string; apiKey: string; refused: Record<string, { code: string; message: string }>; others: { accountId: string; apiKey: string }[] };
       child.removeAllListeners('exit');
       resolve({
         ...info,
         process: child,
         call(name, init = {}) {
           const headers: Record<string, string> = {};
-          const key = init.key === undefined ? info.apiKey : init.key;
+          const account = init.account ? info.others[init.account - 1]! : info;
+          const key = init.key === undefined ? account.apiKey : init.key;
           if (key !== null) headers['X-Service-Api-Key'] = key;
-          return fetch(`${info.url}/v2/run/${info.accountId}/${name}`, { method: init.method ?? 'GET', headers, body: init.body });
+          return fetch(`${info.url}/v2/run/${account.accountId}/${name}`, { method: init.method ?? 'GET', headers, body: init.body });
         },
         stop() {
           child.kill('SIGKILL');

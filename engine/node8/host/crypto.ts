@@ -1,7 +1,8 @@
 import * as crypto from 'node:crypto';
-import { promisify } from 'node:util';
 import { LRUCache } from 'lru-cache';
+import { HOST_WORK_LIMITS as LIMITS, pbkdf2Refusal, scryptRefusal } from '../../host-work/limits';
 import type { KeySpec, NativeCall } from '../../sandbox/protocol';
+import { encryptedKeyRefusal } from './key-encryption';
 import { NativeError, type NativeInput, type NativeOutput } from './native';
 
 /**
@@ -27,6 +28,10 @@ export function keyOf(spec: unknown, bytes: Buffer | undefined): crypto.KeyObjec
   const digest = crypto.createHash('sha256').update(JSON.stringify([k.kind, k.format, k.type, k.passphrase, k.pem, k.jwk])).update(bytes ?? Buffer.alloc(0)).digest('hex');
   const known = keys.get(digest);
   if (known) return known;
+  if (k.kind === 'private') {
+    const refusal = encryptedKeyRefusal(k, bytes);
+    if (refusal) throw new NativeError(refusal, 'ERR_OUT_OF_RANGE');
+  }
   let key: crypto.KeyObject;
   if (k.kind === 'secret') {
     key = k.format === 'jwk' ? crypto.createSecretKey(Buffer.from(str((k.jwk as crypto.JsonWebKey | undefined)?.k, 'jwk.k'), 'base64url')) : crypto.createSecretKey(bytes ?? Buffer.alloc(0));
@@ -143,18 +148,6 @@ export function cryptoCall(call: NativeCall, { payload: p, parts }: NativeInput)
   }
 }
 
-/** Key derivation and key generation off the host's thread (Node runs them in its thread pool). */
-export async function cryptoCallAsync(call: NativeCall, input: NativeInput): Promise<NativeOutput> {
-  const p = input.payload;
-  checkWork(call, p);
-  if (call === 'derive') return { json: {}, bytes: [await deriveAsync(p, input.parts)] };
-  if (call === 'keygen') {
-    const generate = promisify(crypto.generateKeyPair) as (type: string, options: unknown) => Promise<{ publicKey: string; privateKey: string }>;
-    return keygenOutput(await generate(str(p.type, 'type'), p.options ?? {}));
-  }
-  return cryptoCall(call, input);
-}
-
 /** A generated pair, each as the encoding asked for, or as PKCS#8/SPKI PEM for the sandbox's KeyObjects. */
 function keygenOutput(pair: { publicKey: unknown; privateKey: unknown }): NativeOutput {
   const out: Record<string, unknown> = {};
@@ -173,28 +166,89 @@ function keygenOutput(pair: { publicKey: unknown; privateKey: unknown }): Native
   return { json: out, bytes };
 }
 
-const MAX_SCRYPT_MEMORY = 64 * 1024 * 1024;
 /**
- * Key derivation and generation hold a thread of the host's pool for their whole work and cannot
- * be stopped, whatever the function's timeout: these bound them to about a second of that thread.
+ * Whether a call is light enough for the server's thread: small inputs and outputs, and none of
+ * the work whose cost does not follow its size (key derivation and generation, private-key RSA,
+ * encrypted keys). The rest runs on a host-work thread (engine/host-work).
  */
-const MAX_PBKDF2_ITERATIONS = 2_000_000;
-const MAX_RSA_BITS = 4096;
-
-/** Bounds of work that cannot be stopped once it runs (see MAX_PBKDF2_ITERATIONS). */
-function checkWork(call: NativeCall, p: Record<string, unknown>): void {
-  if (call === 'derive' && p.kind === 'pbkdf2' && !(Number(p.iterations) <= MAX_PBKDF2_ITERATIONS)) {
-    throw new NativeError(`PBKDF2 with ${String(p.iterations)} iterations is over islet's limit of ${MAX_PBKDF2_ITERATIONS}`, 'ERR_OUT_OF_RANGE');
+export function cryptoIsLight(call: NativeCall, p: Record<string, unknown>, inputBytes: number): boolean {
+  if (inputBytes > LIMITS.mainThreadBytes) return false;
+  switch (call) {
+    case 'hash':
+      return p.outputLength === undefined || Number(p.outputLength) <= LIMITS.mainThreadBytes;
+    case 'hmac':
+    case 'cipher':
+    case 'verify':
+      return !asksForKeyWork(p.key);
+    case 'random':
+      return Number(p.n) <= LIMITS.mainThreadBytes;
+    case 'key':
+      return p.op === 'lists' || (!asksForKeyWork(p.key) && !asksForKeyWork(p.other) && typeof (p.options as { cipher?: unknown } | undefined)?.cipher !== 'string');
+    case 'derive':
+      return p.kind === 'hkdf' && Number(p.length) <= LIMITS.mainThreadBytes;
+    case 'rsa':
+      return (p.op === 'publicEncrypt' || p.op === 'publicDecrypt') && !asksForKeyWork(p.key);
+    default:
+      return false;
   }
-  const bits = Number((p.options as { modulusLength?: unknown } | undefined)?.modulusLength ?? 0);
-  if (call === 'keygen' && bits > MAX_RSA_BITS) {
-    throw new NativeError(`RSA keys of ${bits} bits are over islet's limit of ${MAX_RSA_BITS}`, 'ERR_OUT_OF_RANGE');
+}
+
+/** A key whose parsing runs a key derivation (a passphrase, an encrypted PEM). */
+function asksForKeyWork(spec: unknown): boolean {
+  if (typeof spec !== 'object' || spec === null) return false;
+  const k = spec as KeySpec;
+  return k.passphrase !== undefined || (typeof k.pem === 'string' && k.pem.includes('ENCRYPTED'));
+}
+
+/** Bounds of every call's work (see engine/host-work/limits.ts), checked before it starts. */
+function checkWork(call: NativeCall, p: Record<string, unknown>): void {
+  const refusal = workRefusal(call, p);
+  if (refusal) throw new NativeError(refusal, 'ERR_OUT_OF_RANGE');
+}
+
+function workRefusal(call: NativeCall, p: Record<string, unknown>): string | undefined {
+  switch (call) {
+    case 'hash':
+      return p.outputLength !== undefined && !(Number(p.outputLength) <= LIMITS.outputBytes) ? `a hash output of ${String(p.outputLength)} bytes is over islet's limit of ${LIMITS.outputBytes}` : undefined;
+    case 'random':
+      return Number(p.n) > LIMITS.outputBytes ? `${String(p.n)} random bytes in one call are over islet's limit of ${LIMITS.outputBytes}` : undefined;
+    case 'derive':
+      return deriveRefusal(p);
+    case 'keygen':
+      return keygenRefusal(String(p.type), (p.options ?? {}) as Record<string, unknown>);
+    default:
+      return undefined;
+  }
+}
+
+function deriveRefusal(p: Record<string, unknown>): string | undefined {
+  const length = Number(p.length);
+  if (p.kind === 'pbkdf2') return pbkdf2Refusal(Number(p.iterations), length, String(p.digest));
+  if (p.kind === 'scrypt') {
+    const o = (p.options ?? {}) as { N?: unknown; cost?: unknown; r?: unknown; blockSize?: unknown; p?: unknown; parallelization?: unknown };
+    return scryptRefusal(Number(o.N ?? o.cost ?? 16384), Number(o.r ?? o.blockSize ?? 8), Number(o.p ?? o.parallelization ?? 1), length);
+  }
+  return length > LIMITS.outputBytes ? `a derived key of ${length} bytes is over islet's limit of ${LIMITS.outputBytes}` : undefined;
+}
+
+function keygenRefusal(type: string, o: Record<string, unknown>): string | undefined {
+  const over = (what: string, value: unknown, limit: number) => (Number(value ?? 0) > limit ? `${what} of ${String(value)} bits are over islet's limit of ${limit}` : undefined);
+  switch (type) {
+    case 'rsa':
+    case 'rsa-pss':
+      return over('RSA keys', o.modulusLength, LIMITS.rsaBits);
+    case 'dsa':
+      return over('DSA keys', o.modulusLength, LIMITS.dsaBits);
+    case 'dh':
+      return over('Diffie-Hellman primes', o.primeLength, LIMITS.dhPrimeBits);
+    default:
+      return undefined;
   }
 }
 
 function scryptOptions(p: Record<string, unknown>): crypto.ScryptOptions {
   const options = (p.options ?? {}) as crypto.ScryptOptions;
-  return { ...options, maxmem: Math.min(Number(options.maxmem ?? 32 * 1024 * 1024), MAX_SCRYPT_MEMORY) };
+  return { ...options, maxmem: Math.min(Number(options.maxmem ?? 32 * 1024 * 1024), LIMITS.scryptMemoryBytes) };
 }
 
 function deriveSync(p: Record<string, unknown>, parts: Buffer[]): Buffer {
@@ -207,21 +261,6 @@ function deriveSync(p: Record<string, unknown>, parts: Buffer[]): Buffer {
       return crypto.scryptSync(password, salt, length, scryptOptions(p));
     case 'hkdf':
       return Buffer.from(crypto.hkdfSync(str(p.digest, 'digest'), password, salt, info, length));
-    default:
-      throw new NativeError(`unknown key derivation ${String(p.kind)}`);
-  }
-}
-
-async function deriveAsync(p: Record<string, unknown>, parts: Buffer[]): Promise<Buffer> {
-  const [password = Buffer.alloc(0), salt = Buffer.alloc(0), info = Buffer.alloc(0)] = parts;
-  const length = Number(p.length);
-  switch (p.kind) {
-    case 'pbkdf2':
-      return promisify(crypto.pbkdf2)(password, salt, Number(p.iterations), length, str(p.digest, 'digest'));
-    case 'scrypt':
-      return new Promise((resolve, reject) => crypto.scrypt(password, salt, length, scryptOptions(p), (err, key) => (err ? reject(err) : resolve(key))));
-    case 'hkdf':
-      return Buffer.from(await promisify(crypto.hkdf)(str(p.digest, 'digest'), password, salt, info, length));
     default:
       throw new NativeError(`unknown key derivation ${String(p.kind)}`);
   }

@@ -1,7 +1,11 @@
-import { readFileSync, statSync } from 'node:fs';
+import { promises as fsp, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { NATIVE_OFF_THREAD } from '../../sandbox/protocol';
 import { joinWithinRoot } from '../paths';
 import { NativeError, type NativeInput, type NativeOutput } from './native';
+
+/** Files larger than this are read off the server's thread (asynchronously) even by readFileSync. */
+const MAIN_THREAD_FILE_BYTES = 1024 * 1024;
 
 /**
  * The host half of node8's read-only `fs`: the function's own deployed files and nothing else. The
@@ -52,6 +56,7 @@ export function fsCall({ payload: p }: NativeInput, files: FunctionFiles): Nativ
     case 'readFile':
       if (isDir) throw new NativeError(`EISDIR: illegal operation on a directory, read`, 'EISDIR');
       if (!isFile) throw enoent('open', shown);
+      if (statSync(path.join(files.codeDir, rel)).size > MAIN_THREAD_FILE_BYTES) throw new NativeError('a large file is read off the server\'s thread', NATIVE_OFF_THREAD);
       return { json: {}, bytes: [readFileSync(path.join(files.codeDir, rel))] };
     case 'stat': {
       if (!isFile && !isDir) throw enoent('stat', shown);
@@ -68,4 +73,11 @@ export function fsCall({ payload: p }: NativeInput, files: FunctionFiles): Nativ
     default:
       throw new NativeError(`unknown fs operation ${String(p.op)}`);
   }
+}
+
+/** `fsCall` off the server's thread: a file is read asynchronously, the rest answers at once. */
+export async function fsCallAsync(input: NativeInput, files: FunctionFiles): Promise<NativeOutput> {
+  const rel = input.payload.op === 'readFile' ? relativeOf(input.payload.path) : undefined;
+  if (rel !== undefined && files.files.has(rel)) return { json: {}, bytes: [await fsp.readFile(path.join(files.codeDir, rel))] };
+  return fsCall(input, files);
 }

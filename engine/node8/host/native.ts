@@ -1,8 +1,10 @@
-import { MAX_NATIVE_BYTES, type NativeCall, type NativeResult } from '../../sandbox/protocol';
 import { toArrayBuffer } from '../../bytes';
-import { cryptoCall, cryptoCallAsync } from './crypto';
-import { fsCall, type FunctionFiles } from './fs';
-import { zlibCall, zlibCallAsync } from './zlib';
+import type { HostTaskAnswer } from '../../host-work/task';
+import type { InstanceServices } from '../../runtime';
+import { MAX_NATIVE_BYTES, NATIVE_OFF_THREAD, type NativeCall, type NativeResult } from '../../sandbox/protocol';
+import { cryptoCall, cryptoIsLight } from './crypto';
+import { fsCall, fsCallAsync, type FunctionFiles } from './fs';
+import { zlibCall, zlibIsLight } from './zlib';
 
 /** What a native call gets: its JSON, and its bytes split by the lengths the JSON gives (`n`). */
 export interface NativeInput {
@@ -47,30 +49,44 @@ export function writeOutput(output: NativeOutput): NativeResult {
   return { p: JSON.stringify(json), b: toArrayBuffer(output.bytes.length === 1 ? output.bytes[0]! : Buffer.concat(output.bytes)) };
 }
 
-/** A native call on this thread. Errors carry their message (and Node's code, as `code: message`). */
+/**
+ * A native call on the server's thread, for light work only (see cryptoIsLight, zlibIsLight):
+ * anything heavier throws NATIVE_OFF_THREAD, and the sandbox sends it again off this thread.
+ * Errors carry their message (and Node's code, as `code: message`).
+ */
 export function runNative(call: NativeCall, payloadJson: unknown, body: unknown, files: FunctionFiles): NativeResult {
   const input = readInput(payloadJson, body);
+  const size = input.parts.reduce((n, part) => n + part.byteLength, 0);
   switch (call) {
-    case 'zlib':
-      return writeOutput(zlibCall(input));
     case 'fs':
       return writeOutput(fsCall(input, files));
+    case 'zlib':
+      if (!zlibIsLight(input.payload, size)) throw offThread();
+      return writeOutput(zlibCall(input, true));
     default:
+      if (!cryptoIsLight(call, input.payload, size)) throw offThread();
       return writeOutput(cryptoCall(call, input));
   }
 }
 
-/** A native call worked off this thread where Node can (key derivation, key generation, compression). */
-export async function runNativeAsync(call: NativeCall, payloadJson: unknown, body: unknown, files: FunctionFiles): Promise<NativeResult> {
+/** A native call off the server's thread: the function's files are read asynchronously, the rest is host work. */
+export async function runNativeOffThread(call: NativeCall, payloadJson: unknown, body: unknown, files: FunctionFiles, services: InstanceServices): Promise<NativeResult> {
+  if (call === 'fs') return writeOutput(await fsCallAsync(readInput(payloadJson, body), files));
+  if (typeof payloadJson !== 'string') throw new NativeError('malformed native call');
+  const answer = await services.hostWork({ kind: 'native', call, payload: payloadJson, body: body instanceof ArrayBuffer ? body : undefined });
+  return answer.body ? { p: answer.payload, b: answer.body } : { p: answer.payload };
+}
+
+/** A native call on a host-work thread (engine/host-work/thread.ts): crypto and zlib, every bound checked. */
+export function runNativeWork(call: NativeCall, payloadJson: string, body: ArrayBuffer | undefined): HostTaskAnswer {
+  if (call === 'fs') throw new NativeError('fs is not host work');
   const input = readInput(payloadJson, body);
-  switch (call) {
-    case 'zlib':
-      return writeOutput(await zlibCallAsync(input));
-    case 'fs':
-      return writeOutput(fsCall(input, files));
-    default:
-      return writeOutput(await cryptoCallAsync(call, input));
-  }
+  const result = writeOutput(call === 'zlib' ? zlibCall(input, false) : cryptoCall(call, input));
+  return { payload: result.p, body: result.b };
+}
+
+function offThread(): NativeError {
+  return new NativeError('this work runs off the server\'s thread', NATIVE_OFF_THREAD);
 }
 
 /** A host error as the sandbox receives it: `CODE: message`, which it turns back into Node's error. */

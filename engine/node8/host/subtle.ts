@@ -1,4 +1,5 @@
 import { webcrypto } from 'node:crypto';
+import { HOST_WORK_LIMITS as LIMITS, pbkdf2Refusal } from '../../host-work/limits';
 import { MAX_NATIVE_BYTES } from '../../sandbox/protocol';
 import type { OpResult } from '../../isolate/bridge';
 import { readInput } from './native';
@@ -70,11 +71,18 @@ async function describe(key: CryptoKey, extractable: boolean): Promise<KeyDescri
   return { type: key.type, algorithm, usages: key.usages, extractable, material: { jwk } };
 }
 
-/** Work that holds a host thread and cannot be stopped is bounded as in node8's crypto (host/crypto.ts). */
-function checkWork(algorithm: unknown): void {
-  const a = (typeof algorithm === 'object' && algorithm !== null ? algorithm : {}) as { iterations?: unknown; modulusLength?: unknown };
-  if (a.iterations !== undefined && !(Number(a.iterations) <= 2_000_000)) throw new Error(`OperationError: PBKDF2 with ${String(a.iterations)} iterations is over islet's limit of 2000000`);
-  if (a.modulusLength !== undefined && !(Number(a.modulusLength) <= 4096)) throw new Error(`OperationError: RSA keys of ${String(a.modulusLength)} bits are over islet's limit of 4096`);
+/**
+ * Work that holds a host thread and cannot be stopped is bounded by the host-work limits, as in
+ * node8's crypto (engine/host-work/limits.ts). `bits` is the length asked of a derivation.
+ */
+function checkWork(algorithm: unknown, bits: unknown): void {
+  const a = (typeof algorithm === 'object' && algorithm !== null ? algorithm : {}) as { iterations?: unknown; modulusLength?: unknown; hash?: unknown };
+  if (a.iterations !== undefined) {
+    const hash = typeof a.hash === 'object' && a.hash !== null ? (a.hash as { name?: unknown }).name : a.hash;
+    const refusal = pbkdf2Refusal(Number(a.iterations), Math.ceil((typeof bits === 'number' ? bits : 512) / 8), String(hash ?? 'SHA-1'));
+    if (refusal) throw new Error(`OperationError: ${refusal}`);
+  }
+  if (a.modulusLength !== undefined && !(Number(a.modulusLength) <= LIMITS.rsaBits)) throw new Error(`OperationError: RSA keys of ${String(a.modulusLength)} bits are over islet's limit of ${LIMITS.rsaBits}`);
 }
 
 function subtle(): Subtle {
@@ -86,7 +94,7 @@ export async function subtleOp(payloadJson: string, body: Uint8Array | undefined
   const { payload: p, parts } = readInput(payloadJson, body ? body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) : undefined);
   if ((body?.byteLength ?? 0) > MAX_NATIVE_BYTES) throw new Error(`RangeError: input over the limit of ${MAX_NATIVE_BYTES} bytes`);
   const algorithm = await params(p.algorithm, parts);
-  checkWork(algorithm);
+  checkWork(algorithm, p.method === 'deriveKey' ? (p.derivedKeyAlgorithm as { length?: unknown } | undefined)?.length : p.length);
   const data = typeof p.data === 'number' ? parts[p.data] ?? Buffer.alloc(0) : Buffer.alloc(0);
   const key = p.key ? await importDescribed(p.key as KeyDescription, parts) : undefined;
   const usages = (Array.isArray(p.usages) ? p.usages : []).map(String);

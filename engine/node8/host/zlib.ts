@@ -1,12 +1,14 @@
-import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
-import { MAX_NATIVE_BYTES } from '../../sandbox/protocol';
+import { HOST_WORK_LIMITS as LIMITS } from '../../host-work/limits';
+import { NATIVE_OFF_THREAD } from '../../sandbox/protocol';
 import { NativeError, type NativeInput, type NativeOutput } from './native';
 
 /**
  * The host half of node8's `zlib` module: Node's zlib and brotli on copied bytes. Output is bounded
- * (`maxOutputLength`, at most MAX_NATIVE_BYTES) so a decompression bomb ends in an error, not in
- * a host holding gigabytes.
+ * (`maxOutputLength`, at most the host-work output limit) so a decompression bomb ends in an
+ * error, not in a host holding gigabytes. Small inputs are worked on the server's thread, with
+ * their output held to a small bound too (a larger one is worked again on a host-work thread);
+ * brotli compression, whose time does not follow its size, always runs on a host-work thread.
  */
 const SYNC = {
   gzip: zlib.gzipSync,
@@ -18,18 +20,6 @@ const SYNC = {
   unzip: zlib.unzipSync,
   brotliCompress: zlib.brotliCompressSync,
   brotliDecompress: zlib.brotliDecompressSync,
-} as const;
-
-const ASYNC = {
-  gzip: promisify(zlib.gzip),
-  gunzip: promisify(zlib.gunzip),
-  deflate: promisify(zlib.deflate),
-  inflate: promisify(zlib.inflate),
-  deflateRaw: promisify(zlib.deflateRaw),
-  inflateRaw: promisify(zlib.inflateRaw),
-  unzip: promisify(zlib.unzip),
-  brotliCompress: promisify(zlib.brotliCompress),
-  brotliDecompress: promisify(zlib.brotliDecompress),
 } as const;
 
 type ZlibOp = keyof typeof SYNC;
@@ -46,9 +36,23 @@ function options(p: Record<string, unknown>): zlib.ZlibOptions & zlib.BrotliOpti
     for (const [k, v] of Object.entries(given.params)) if (typeof v === 'number') params[Number(k)] = v;
     out.params = params;
   }
-  const max = typeof given.maxOutputLength === 'number' ? Math.min(given.maxOutputLength, MAX_NATIVE_BYTES) : MAX_NATIVE_BYTES;
+  const max = typeof given.maxOutputLength === 'number' ? Math.min(given.maxOutputLength, LIMITS.outputBytes) : LIMITS.outputBytes;
   out.maxOutputLength = Math.max(1, max);
   return out;
+}
+
+/** Output a call on the server's thread may make before it is sent to a host-work thread. */
+const MAIN_THREAD_OUTPUT = 16 * LIMITS.mainThreadBytes;
+
+/** Whether a zlib call is light enough for the server's thread. */
+export function zlibIsLight(p: Record<string, unknown>, inputBytes: number): boolean {
+  return p.op === 'constants' || (inputBytes <= LIMITS.mainThreadBytes && p.op !== 'brotliCompress');
+}
+
+/** Brotli's quality as asked (11, the slowest, by default). */
+function brotliQuality(o: zlib.BrotliOptions): number {
+  const q = o.params?.[zlib.constants.BROTLI_PARAM_QUALITY];
+  return typeof q === 'number' ? q : zlib.constants.BROTLI_DEFAULT_QUALITY;
 }
 
 function op(p: Record<string, unknown>): ZlibOp {
@@ -56,13 +60,21 @@ function op(p: Record<string, unknown>): ZlibOp {
   return p.op as ZlibOp;
 }
 
-export function zlibCall({ payload, parts }: NativeInput): NativeOutput {
+export function zlibCall({ payload, parts }: NativeInput, onMainThread: boolean): NativeOutput {
   if (payload.op === 'constants') return { json: { ...zlib.constants } };
-  const fn = SYNC[op(payload)] as (data: Buffer, options: object) => Buffer;
-  return { json: {}, bytes: [fn(parts[0] ?? Buffer.alloc(0), options(payload))] };
-}
-
-export async function zlibCallAsync({ payload, parts }: NativeInput): Promise<NativeOutput> {
-  const fn = ASYNC[op(payload)] as (data: Buffer, options: object) => Promise<Buffer>;
-  return { json: {}, bytes: [await fn(parts[0] ?? Buffer.alloc(0), options(payload))] };
+  const name = op(payload);
+  const fn = SYNC[name] as (data: Buffer, options: object) => Buffer;
+  const input = parts[0] ?? Buffer.alloc(0);
+  const asked = options(payload);
+  if (name === 'brotliCompress' && brotliQuality(asked) >= 10 && input.byteLength > LIMITS.brotliSlowInputBytes) {
+    throw new NativeError(`brotli at quality ${brotliQuality(asked)} of ${input.byteLength} bytes is over islet's limit of ${LIMITS.brotliSlowInputBytes} bytes (a lower quality takes more)`, 'ERR_OUT_OF_RANGE');
+  }
+  if (!onMainThread) return { json: {}, bytes: [fn(input, asked)] };
+  try {
+    return { json: {}, bytes: [fn(input, { ...asked, maxOutputLength: Math.min(asked.maxOutputLength!, MAIN_THREAD_OUTPUT) })] };
+  } catch (err) {
+    // More output than the server's thread makes: worked again on a host-work thread, up to the asked limit.
+    if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE' && asked.maxOutputLength! > MAIN_THREAD_OUTPUT) throw new NativeError('more output than the server\'s thread makes', NATIVE_OFF_THREAD);
+    throw err;
+  }
 }

@@ -3,7 +3,7 @@
  * large ones are worked off the host's thread, and a host error comes back as Node's error, with
  * its code.
  */
-import { OFF_THREAD_BYTES, type NativeCall } from '../../../sandbox/protocol';
+import { NATIVE_OFF_THREAD, OFF_THREAD_BYTES, type NativeCall } from '../../../sandbox/protocol';
 import { INTERNAL, type Internal } from '../internal';
 
 declare const require: (id: string) => unknown;
@@ -38,13 +38,20 @@ function answerOf(result: { p: string; b?: ArrayBuffer }): NativeAnswer {
 }
 
 /**
- * A native call now. Inputs of OFF_THREAD_BYTES or more, and work that is long whatever its input
- * (`offThread`: key derivation, key generation), run off the host's thread while this isolate waits.
+ * A native call now. Inputs over OFF_THREAD_BYTES, and work that is long whatever its input
+ * (`offThread`: key derivation, key generation), run off the host's thread while this isolate
+ * waits; so does whatever the host finds too heavy for its thread (it answers NATIVE_OFF_THREAD).
  */
 export function nativeSync(call: NativeCall, payload: Record<string, unknown>, inputs: readonly Uint8Array[] = [], offThread = false): NativeAnswer {
   const size = inputs.reduce((n, b) => n + b.byteLength, 0);
   try {
-    return answerOf(offThread || size >= OFF_THREAD_BYTES ? internal.nativeOffThread(call, payload, inputs) : internal.native(call, payload, inputs));
+    if (offThread || size > OFF_THREAD_BYTES) return answerOf(internal.nativeOffThread(call, payload, inputs));
+    try {
+      return answerOf(internal.native(call, payload, inputs));
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith(`${NATIVE_OFF_THREAD}:`)) throw err;
+      return answerOf(internal.nativeOffThread(call, payload, inputs));
+    }
   } catch (err) {
     throw nodeError(err);
   }
