@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import * as os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, fetch } from 'undici';
+import type { HostMemoryBudget } from './isolate/host-memory';
 
 export interface EgressOptions {
   /** Let functions reach private, loopback and link-local addresses (off by default). */
@@ -78,9 +79,13 @@ export class Egress {
     });
   }
 
-  async fetch(requestJson: string, body: Uint8Array | undefined): Promise<{ payload: string; body: Uint8Array }> {
+  /**
+   * One request of a function. The response body's bytes are taken from `budget` as they arrive
+   * and given back once it is read whole (its holder takes them again until the body is handed on).
+   */
+  async fetch(requestJson: string, body: Uint8Array | undefined, budget?: HostMemoryBudget): Promise<{ payload: string; body: Uint8Array }> {
     try {
-      const answer = await this.send(requestJson, body);
+      const answer = await this.send(requestJson, body, budget);
       this.counts.ok++;
       return answer;
     } catch (err) {
@@ -89,7 +94,7 @@ export class Egress {
     }
   }
 
-  private async send(requestJson: string, body: Uint8Array | undefined): Promise<{ payload: string; body: Uint8Array }> {
+  private async send(requestJson: string, body: Uint8Array | undefined, budget: HostMemoryBudget | undefined): Promise<{ payload: string; body: Uint8Array }> {
     const request = parseRequest(requestJson);
     let url: URL;
     try {
@@ -115,6 +120,7 @@ export class Egress {
     }
     const chunks: Uint8Array[] = [];
     let size = 0;
+    let reserved = 0;
     if (response.body) {
       try {
         for await (const chunk of response.body) {
@@ -122,12 +128,19 @@ export class Egress {
           if (size > this.options.maxResponseBytes) {
             throw new EgressError('ERR_EGRESS_TOO_LARGE', `fetch: response body larger than ${this.options.maxResponseBytes} bytes`);
           }
+          if (budget) {
+            if (!budget.reserve(chunk.byteLength)) throw new EgressError('ERR_EGRESS_TOO_LARGE', 'fetch: the response bodies this function instance holds would pass its memory limit');
+            reserved += chunk.byteLength;
+          }
           chunks.push(chunk);
         }
       } catch (err) {
+        await response.body.cancel().catch(() => undefined);
         if (err instanceof EgressError) throw err;
         // The body stopped coming: the timeout, or the peer went away.
         throw new EgressError(failureCode(err as Error), `fetch failed while reading the body: ${(err as Error).message}`);
+      } finally {
+        budget?.release(reserved);
       }
     }
     const headers: [string, string][] = [];

@@ -1,4 +1,4 @@
-import { checkNodeFlags } from './node-flags';
+import { checkNodeFlags, enableIsolateFeatures } from './node-flags';
 import { HeldRefusals } from './held-refusals';
 import { HostWorkPool } from './host-work/pool';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
@@ -166,6 +166,7 @@ export class Engine {
 
   static async open(options: EngineOptions): Promise<Engine> {
     checkNodeFlags();
+    enableIsolateFeatures();
     const engine = new Engine(options);
     await engine.catalog.open();
     engine.keyUses.start();
@@ -376,7 +377,7 @@ export class Engine {
     return {
       hostWork: (task) => this.hostWork.run(manifest.account, task, timeoutMs),
       log: (requestId, level, message) => this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId, level, message })),
-      fetch: (request, body) => this.egress.fetch(request, body),
+      fetch: (request, body, budget) => this.egress.fetch(request, body, budget),
       invoke: async (payload) => {
         const call = JSON.parse(payload) as { accountId: string; functionName: string; apiKey: string; body: string };
         const res = await this.invoke({

@@ -78,8 +78,14 @@ export class LogStore implements LogReader {
   private readonly keyIds = new Map<string, number>();
   private readonly keys: string[] = [];
   private readonly sizes = new Map<string, number>();
-  /** Lines refused by a full arena while a batch was being written, by key id. */
+  /** Lines refused by a full arena while a batch was being written, or over a function's share of it, by key id. */
   private readonly overflow = new Map<number, number>();
+  /**
+   * Bytes (as the arena counts them) each function has pending, by key id: a function past what
+   * one batch keeps of it has its further lines dropped and counted, so that one function's burst
+   * cannot fill the arena that every function's lines share.
+   */
+  private pendingBytes = new Float64Array(64);
   private timer: NodeJS.Timeout | undefined;
   /** Lines dropped so far (bursts over what fits, or a backlog when the disk fell behind). */
   droppedLines = 0;
@@ -89,6 +95,7 @@ export class LogStore implements LogReader {
   private queued: Promise<void> | undefined;
 
   private readonly suffix: string;
+  private readonly perKeyLimit: number;
 
   constructor(
     dataDir: string,
@@ -96,7 +103,8 @@ export class LogStore implements LogReader {
   ) {
     const arenaBytes = options.arenaBytes ?? ARENA_MAX_BYTES;
     this.root = path.join(dataDir, 'logs');
-    this.pending = new LogArena(arenaBytes, Math.min(BATCH_LIMIT_BYTES, arenaBytes));
+    this.perKeyLimit = Math.min(BATCH_LIMIT_BYTES, arenaBytes);
+    this.pending = new LogArena(arenaBytes, this.perKeyLimit);
     this.suffix = options.writer === undefined ? '.log' : `.${options.writer}.log`;
   }
 
@@ -113,13 +121,26 @@ export class LogStore implements LogReader {
     if (id === undefined) {
       id = this.keys.push(key) - 1;
       this.keyIds.set(key, id);
+      if (id >= this.pendingBytes.length) {
+        const grown = new Float64Array(this.pendingBytes.length * 2);
+        grown.set(this.pendingBytes);
+        this.pendingBytes = grown;
+      }
     }
-    if (!this.pending.add(id, line)) {
+    const bytes = line.length + 1;
+    if (this.pendingBytes[id]! + bytes > this.perKeyLimit) {
+      this.overflow.set(id, (this.overflow.get(id) ?? 0) + 1);
+      this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+      return;
+    }
+    if (this.pending.add(id, line)) this.pendingBytes[id]! += bytes;
+    else {
       // Full. With no write in progress, write what is pending now and keep the line (lines are
       // far smaller than the arena); while one is, the line is dropped and counted.
       if (this.writing === undefined && this.queued === undefined) {
         void this.drainNow();
         this.pending.add(id, line);
+        this.pendingBytes[id] = bytes;
       } else {
         this.overflow.set(id, (this.overflow.get(id) ?? 0) + 1);
         void this.flush();
@@ -145,6 +166,7 @@ export class LogStore implements LogReader {
   /** Takes the pending lines and writes them, several files at once (only when no write is in progress). */
   private drainNow(): Promise<void> {
     const batches = this.pending.drain();
+    this.pendingBytes.fill(0);
     for (const [id, count] of this.overflow) {
       const batch = batches.get(id);
       if (batch) batch.dropped += count;

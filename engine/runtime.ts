@@ -1,5 +1,6 @@
 import { ServiceError } from './errors';
 import type { HostTask, HostTaskAnswer } from './host-work/task';
+import type { HostMemoryBudget } from './isolate/host-memory';
 import type { FunctionManifest } from './manifest';
 import { ISLET_FRAME } from './sandbox/protocol';
 
@@ -46,7 +47,8 @@ export interface Instance {
 /** What a running function may ask of the service (the sandbox's only way out). */
 export interface InstanceServices {
   log(requestId: string, level: string, text: string): void;
-  fetch(request: string, body: Uint8Array | undefined): Promise<{ payload: string; body: Uint8Array | undefined }>;
+  /** A function's `fetch`; the response body's bytes are taken from `budget` as they arrive (the instance's host memory). */
+  fetch(request: string, body: Uint8Array | undefined, budget?: HostMemoryBudget): Promise<{ payload: string; body: Uint8Array | undefined }>;
   /** In-process `sdk.invoke`; resolves to the JSON of `{statusCode, headers, body}`. */
   invoke(request: string): Promise<string>;
   /**

@@ -5,7 +5,7 @@ import type { SyncOpKind, SyncOpResult } from '../engine/sandbox/protocol';
 import { OpError, runSyncOp, type SyncOpScope } from './host-ops';
 
 /** A Python isolate's bridge: the instance it became, and what its operations may reach. */
-export interface PythonBridge extends Bridge, Omit<SyncOpScope, 'services'> {}
+export interface PythonBridge extends Bridge, Omit<SyncOpScope, 'services' | 'memory'> {}
 
 const SYNC_OPS: ReadonlySet<string> = new Set<SyncOpKind>(['fetch', 'invoke', 'pbkdf2', 'scrypt', 'tzdata', 'file']);
 
@@ -26,7 +26,7 @@ export function installPythonBridge(isolate: ivm.Isolate, context: ivm.Context, 
       try {
         if (typeof kind !== 'string' || !SYNC_OPS.has(kind)) throw new OpError('ERR_UNKNOWN_OP', `unknown operation ${String(kind)}`);
         const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
-        const answer = await runSyncOp(kind as SyncOpKind, String(payload), bytes, { ...bridge, services: target?.services });
+        const answer = await runSyncOp(kind as SyncOpKind, String(payload), bytes, { ...bridge, services: target?.services, memory: target?.hostMemory });
         result = answer.body ? [true, answer.payload, toArrayBuffer(answer.body)] : [true, answer.payload];
       } catch (err) {
         const code = err instanceof OpError ? err.code : 'ERR_FAILED';

@@ -1,6 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { EgressError } from '../engine/egress';
+import type { HostMemoryBudget } from '../engine/isolate/host-memory';
 import type { InstanceServices } from '../engine/runtime';
 import type { SyncOpKind } from '../engine/sandbox/protocol';
 
@@ -34,6 +35,8 @@ let zoneList: Promise<[string, number][]> | undefined;
 /** What the operations of one Python isolate may reach: its function, once it has one. */
 export interface SyncOpScope {
   services: InstanceServices | undefined;
+  /** The instance's host memory, which a response body being read counts against. */
+  memory: HostMemoryBudget | undefined;
   /** The handler's timeout: no operation may last longer. */
   timeoutMs: number;
   /** The function's unpacked folder and the relative paths of its files. */
@@ -50,7 +53,7 @@ export function runSyncOp(kind: SyncOpKind, payload: string, body: Uint8Array | 
   if (!services && (kind === 'fetch' || kind === 'invoke')) return Promise.reject(new OpError('ERR_NOT_READY', 'the function is not loaded yet'));
   switch (kind) {
     case 'fetch':
-      return fetchForPython(payload, body, services!, scope.timeoutMs);
+      return fetchForPython(payload, body, services!, scope.timeoutMs, scope.memory);
     case 'invoke':
       return services!.invoke(payload).then((result) => ({ payload: result }));
     case 'file':
@@ -71,13 +74,13 @@ export function runSyncOp(kind: SyncOpKind, payload: string, body: Uint8Array | 
  * through here again and is checked again). The timeout is the socket's, never more than the
  * handler's.
  */
-async function fetchForPython(payload: string, body: Uint8Array | undefined, services: InstanceServices, timeoutMs: number): Promise<OpAnswer> {
+async function fetchForPython(payload: string, body: Uint8Array | undefined, services: InstanceServices, timeoutMs: number, memory: HostMemoryBudget | undefined): Promise<OpAnswer> {
   if (body && body.byteLength > MAX_REQUEST_BODY) throw new OpError('ERR_EGRESS_TOO_LARGE', `the request body is larger than ${MAX_REQUEST_BODY} bytes`);
   const request = JSON.parse(payload) as { url?: unknown; method?: unknown; headers?: unknown; timeoutMs?: unknown };
   const asked = typeof request.timeoutMs === 'number' && request.timeoutMs > 0 ? request.timeoutMs : timeoutMs;
   const forward = JSON.stringify({ url: request.url, method: request.method, headers: request.headers, redirect: 'manual', timeoutMs: Math.min(asked, timeoutMs) });
   try {
-    const answer = await services.fetch(forward, body);
+    const answer = await services.fetch(forward, body, memory);
     return { payload: answer.payload, body: answer.body };
   } catch (err) {
     if (err instanceof EgressError) throw new OpError(err.code, err.message);

@@ -156,14 +156,17 @@ t.test('a neighbour is served while another account runs heavy host work in a lo
   let failed = 0;
   let maxRss = rssMb();
   const rssBefore = maxRss;
-  const deadline = Date.now() + 8000;
+  // At least 8 s, and until every kind of the attacker's work has run once (on a loaded machine its
+  // share of the host-work threads may take longer to get through them).
+  const started = Date.now();
+  const busy = () => Date.now() - started < 8000 || kinds.some((kind) => rounds[kind] === 0);
   let deployMs = 0;
   let logsMs = 0;
-  while (Date.now() < deadline) {
-    const started = performance.now();
+  while (busy() && Date.now() - started < 90_000) {
+    const sent = performance.now();
     const res = await s.call('hello', { account: NEIGHBOUR });
     await res.text();
-    latencies.push(performance.now() - started);
+    latencies.push(performance.now() - sent);
     if (res.status !== 200) failed++;
     maxRss = Math.max(maxRss, rssMb());
     if (latencies.length === 50) {

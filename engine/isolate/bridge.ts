@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import ivm from 'isolated-vm';
-import { ENTRY_GLOBAL, HOST_GLOBAL, TimerOp, type TimerOpKind } from '../sandbox/protocol';
+import { ENTRY_GLOBAL, HOST_GLOBAL, MAX_LOG_LINE, TimerOp, type TimerOpKind } from '../sandbox/protocol';
 import type { InstanceServices } from '../runtime';
+import type { HostMemory } from './host-memory';
 
 /** What an operation answers: JSON text, and bytes when it has a body. */
 export interface OpResult {
@@ -12,6 +13,8 @@ export interface OpResult {
 /** What a bridge's callbacks reach: the instance the isolate became (none while it is blank). */
 export interface BridgeTarget {
   readonly services: InstanceServices;
+  /** Bytes the host holds for the instance outside its isolate (see host-memory.ts). */
+  readonly hostMemory: HostMemory;
   readModule(path: string): string | undefined;
   setTimer(op: TimerOpKind, id: number, ms: number): void;
   /** Starts an operation (unless too many are in flight) and answers the sandbox when it settles. */
@@ -49,12 +52,20 @@ export interface BlankIsolate extends EntryPoints {
 export function commonCallbacks(bridge: Bridge): Record<string, ivm.Callback> {
   return {
     log: new ivm.Callback((requestId: unknown, level: unknown, text: unknown) => {
-      bridge.target?.services.log(String(requestId).slice(0, 64), String(level).slice(0, 8), String(text));
+      bridge.target?.services.log(String(requestId).slice(0, 64), String(level).slice(0, 8), cutLine(String(text)));
     }, { ignored: true }),
     timer: new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(op === TimerOp.arm ? TimerOp.arm : TimerOp.cancel, Number(id), Number(ms)), { ignored: true }),
     deliver: new ivm.Callback((id: unknown, result: unknown) => bridge.target?.deliver(Number(id), result), { ignored: true }),
     random: new ivm.Callback((n: unknown) => randomBytes(Math.min(Math.max(Number(n) | 0, 1), 65536)).toString('hex')),
   };
+}
+
+/**
+ * A log line cut to MAX_LOG_LINE characters here, on the host: the sandboxes cut their lines too,
+ * but a guest's own code is not a bound.
+ */
+export function cutLine(text: string): string {
+  return text.length > MAX_LOG_LINE ? `${text.slice(0, MAX_LOG_LINE)}… [${text.length - MAX_LOG_LINE} more characters]` : text;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServic
 import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, MAX_TIMERS, META_SEPARATOR, TimerOp, type TimerOpKind } from '../sandbox/protocol';
 import { SlotMap, SlotMirror } from '../slot-map';
 import type { BlankIsolate, BridgeTarget, OpResult } from './bridge';
+import { HostMemory } from './host-memory';
 /**
  * What may go into an isolate before its thread must go idle once (see `mayEnter`): text bytes up
  * to a sixteenth of the memory limit (at most 8 MB), and calls.
@@ -86,8 +87,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
   /** Text bytes and calls handed to the isolate since its thread was last idle (see HANDED_BYTES). */
   private handedBytes = 0;
   private handedCalls = 0;
-  /** Fires waiting until the isolate may take more (see HANDED_BYTES), in order. */
-  private fires: { args: unknown[]; bytes: number }[] = [];
+  /** Fires waiting until the isolate may take more (see HANDED_BYTES), in order; `held` bytes of host memory go with each. */
+  private fires: { args: unknown[]; bytes: number; held: number }[] = [];
   private readonly handedBytesLimit: number;
   private calls = 0;
   private nextRemeasure = 64;
@@ -102,6 +103,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
   private readonly fireRef: ivm.Reference<unknown>;
   readonly isolate: ivm.Isolate;
   readonly services: InstanceServices;
+  /** What the host holds for this instance outside its isolate (fetch bodies, results waiting to go in). */
+  readonly hostMemory: HostMemory;
 
   constructor(
     blank: BlankIsolate,
@@ -112,6 +115,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.fireRef = blank.fireRef;
     this.services = options.services;
     this.sizeMb = 1;
+    this.hostMemory = new HostMemory(blank.memoryMb * 1024 * 1024);
     this.handedBytesLimit = Math.min(HANDED_BYTES, (blank.memoryMb * 1024 * 1024) / 16);
     blank.bridge.target = this;
   }
@@ -201,7 +205,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
   private readonly entered = (): void => {
     this.entries--;
     if (this.state === 'dead') return;
-    while (this.fires.length > 0 && this.mayEnter(this.fires[0]!.bytes, 1)) this.enterFire(this.fires.shift()!.args);
+    while (this.fires.length > 0 && this.mayEnter(this.fires[0]!.bytes, 1)) {
+      const fire = this.fires.shift()!;
+      this.enterFire(fire.args, fire.held);
+    }
     if (this.queue.length > 0) this.scheduleFlush();
   };
 
@@ -449,9 +456,16 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (this.state === 'dead' || !Number.isInteger(id)) return;
     const settle = (ok: boolean, resultPayload: string, resultBody?: Uint8Array) => {
       this.pendingOps--;
+      const bytes = resultPayload.length + (resultBody?.byteLength ?? 0);
+      // A result waits for its turn to go in: the host holds it meanwhile, within the instance's memory.
+      if (this.state !== 'dead' && !this.hostMemory.reserve(bytes)) {
+        const refusal = this.hostMemory.refusal('the operation\'s result was dropped');
+        this.fire([Fire.op, id, false, refusal], refusal.length);
+        return;
+      }
       const args: unknown[] = [Fire.op, id, ok, textArgument(resultPayload)];
       if (resultBody) args.push(new ivm.ExternalCopy(toArrayBuffer(resultBody)).copyInto({ release: true }));
-      this.fire(args, resultPayload.length + (resultBody?.byteLength ?? 0));
+      this.fire(args, bytes, bytes);
     };
     this.pendingOps++;
     if (this.pendingOps > MAX_PENDING_OPS) {
@@ -464,15 +478,19 @@ export class IsolateInstance implements Instance, BridgeTarget {
     );
   }
 
-  /** Enters the isolate for a timer or a finished operation, bounded by the timeout. */
-  private fire(args: unknown[], bytes = 0): void {
+  /** Enters the isolate for a timer or a finished operation, bounded by the timeout; `held` bytes of host memory are given back once it is in. */
+  private fire(args: unknown[], bytes = 0, held = 0): void {
     if (this.state === 'dead') return;
-    if (this.fires.length > 0 || !this.mayEnter(bytes, 1)) this.fires.push({ args, bytes });
-    else this.enterFire(args);
+    if (this.fires.length > 0 || !this.mayEnter(bytes, 1)) this.fires.push({ args, bytes, held });
+    else this.enterFire(args, held);
   }
 
-  private enterFire(args: unknown[]): void {
-    this.fireRef.apply(undefined, args, { timeout: this.options.timeoutMs }).then(this.entered, (err: unknown) => {
+  private enterFire(args: unknown[], held: number): void {
+    this.fireRef.apply(undefined, args, { timeout: this.options.timeoutMs }).then(() => {
+      this.hostMemory.release(held);
+      this.entered();
+    }, (err: unknown) => {
+      this.hostMemory.release(held);
       this.entered();
       const error = this.failure(err);
       if (error.code === 'ERR_TIMEOUT') this.die('timeout');

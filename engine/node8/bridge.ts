@@ -1,5 +1,5 @@
 import ivm from 'isolated-vm';
-import { commonCallbacks, installHostObject, type Bridge, type OpResult } from '../isolate/bridge';
+import { commonCallbacks, installHostObject, type Bridge, type BridgeTarget, type OpResult } from '../isolate/bridge';
 import type { InstanceServices } from '../runtime';
 import type { NativeCall, OpKind } from '../sandbox/protocol';
 import type { FunctionFiles } from './host/fs';
@@ -28,7 +28,7 @@ export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, b
         const target = bridge.target;
         if (!target || !Number.isInteger(id)) return;
         const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
-        target.runOp(Number(id), () => node8Op(String(kind) as OpKind, String(payload), bytes, target.services, bridge.files ?? noFiles));
+        target.runOp(Number(id), () => node8Op(String(kind) as OpKind, String(payload), bytes, target, bridge.files ?? noFiles));
       },
       { ignored: true },
     ),
@@ -56,10 +56,11 @@ export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, b
 }
 
 /** The work of one asynchronous operation; a rejection reaches the sandbox with its message. */
-async function node8Op(kind: OpKind, payload: string, body: Uint8Array | undefined, services: InstanceServices, files: FunctionFiles): Promise<OpResult> {
+async function node8Op(kind: OpKind, payload: string, body: Uint8Array | undefined, target: BridgeTarget, files: FunctionFiles): Promise<OpResult> {
+  const services = target.services;
   switch (kind) {
     case 'fetch':
-      return services.fetch(payload, body);
+      return services.fetch(payload, body, target.hostMemory);
     case 'invoke':
       return { payload: await services.invoke(payload) };
     case 'subtle': {

@@ -80,6 +80,9 @@ export type SyncOpKind = 'fetch' | 'invoke' | 'pbkdf2' | 'scrypt' | 'tzdata' | '
 /** What `opSync` answers: ok, JSON text (`{code, message}` when not ok) and bytes when there are some. */
 export type SyncOpResult = [ok: boolean, payload: string, body?: ArrayBuffer];
 
+/** Characters of one log line; longer ones are cut (by the sandbox, and again by the host). */
+export const MAX_LOG_LINE = 16 * 1024;
+
 /** Timers one sandbox may have armed at once (both sides enforce it). */
 export const MAX_TIMERS = 10_000;
 /** Asynchronous operations one instance may have in flight. */

@@ -12,6 +12,7 @@ import { TEST_CACHE } from './server';
 
 export interface ChildConfig {
   limits?: Record<string, number>;
+  allowPrivateEgress?: boolean;
   /** Accounts besides the first (each deploy names its account by index; 0, the first, by default). */
   otherAccounts?: number;
   deploys: { name: string; folder: string; entrypoint: string; extra?: Record<string, unknown>; account?: number }[];
@@ -22,7 +23,7 @@ export interface ChildConfig {
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.ISLET_TEST_CONFIG ?? '{"deploys":[]}') as ChildConfig;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-child-'));
-  const { engine } = await openEngine({ dataDir, limits: config.limits, cacheDir: TEST_CACHE });
+  const { engine } = await openEngine({ dataDir, limits: config.limits, cacheDir: TEST_CACHE, allowPrivateEgress: config.allowPrivateEgress });
   const { accountId, apiKey } = await engine.createAccount();
   const others = [];
   for (let i = 0; i < (config.otherAccounts ?? 0); i++) others.push(await engine.createAccount());
