@@ -40,7 +40,23 @@ interface Batch {
   /** Calls of the batch not answered yet. */
   left: number;
   timer: NodeJS.Timeout | undefined;
+  /**
+   * The entry is still in the isolate: its calls may all be answered while their code goes on
+   * (a microtask loop after the answer), so the timer stays until both are over.
+   */
+  running: boolean;
 }
+
+interface WaitingFire {
+  args: unknown[];
+  /** Text bytes it hands in (see HANDED_BYTES). */
+  bytes: number;
+  /** Host memory given back once it is in. */
+  held: number;
+}
+
+/** `waitUntil` windows one instance may have open at once; more do not keep it awake. */
+const MAX_WINDOWS = 1024;
 
 interface QueuedCall {
   meta: string;
@@ -88,7 +104,17 @@ export class IsolateInstance implements Instance, BridgeTarget {
   private handedBytes = 0;
   private handedCalls = 0;
   /** Fires waiting until the isolate may take more (see HANDED_BYTES), in order; `held` bytes of host memory go with each. */
-  private fires: { args: unknown[]; bytes: number; held: number }[] = [];
+  private fires: WaitingFire[] = [];
+  /**
+   * Fires (timers that ran out, finished operations) held while the instance has nothing to do: no
+   * call in flight, no code loading, no `waitUntil` window open. They enter with the next call, so
+   * a function uses no CPU between calls (as a Lambda function is frozen), whatever it left behind.
+   */
+  private frozen: WaitingFire[] = [];
+  /** Loads in progress and `waitUntil` windows open: the instance is awake without calls. */
+  private awake = 0;
+  /** Open `waitUntil` windows by the sandbox's token, each closed at the latest a timeout after it opened. */
+  private readonly windows = new Map<number, NodeJS.Timeout>();
   private readonly handedBytesLimit: number;
   private calls = 0;
   private nextRemeasure = 64;
@@ -126,10 +152,45 @@ export class IsolateInstance implements Instance, BridgeTarget {
    */
   untilDeath<T>(work: Promise<T>): Promise<T> {
     if (this.state === 'dead') return Promise.reject(this.deathError());
+    // Its timers and operations run meanwhile (a module may await them at its top level).
+    this.wake();
     return new Promise<T>((resolve, reject) => {
       this.deathWatchers.add(reject);
-      work.then(resolve, reject).finally(() => this.deathWatchers.delete(reject));
+      work.then(resolve, reject).finally(() => {
+        this.deathWatchers.delete(reject);
+        this.awake--;
+      });
     });
+  }
+
+  /**
+   * A `waitUntil` window opens (the sandbox's `token`) or closes: while one is open, the
+   * instance's timers and operations run without a call in flight, for at most its timeout.
+   */
+  background(token: number, open: boolean): void {
+    if (this.state === 'dead' || !Number.isInteger(token)) return;
+    const timer = this.windows.get(token);
+    if (open && timer === undefined && this.windows.size < MAX_WINDOWS) {
+      this.windows.set(token, setTimeout(() => this.background(token, false), this.options.timeoutMs).unref());
+      this.wake();
+    } else if (!open && timer !== undefined) {
+      clearTimeout(timer);
+      this.windows.delete(token);
+      this.awake--;
+    }
+  }
+
+  /** Something to do besides calls: what was held while idle goes in. */
+  private wake(): void {
+    this.awake++;
+    this.thaw();
+  }
+
+  private thaw(): void {
+    if (this.frozen.length === 0) return;
+    const held = this.frozen;
+    this.frozen = [];
+    for (const fire of held) this.fire(fire.args, fire.bytes, fire.held);
   }
 
   /**
@@ -161,6 +222,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
       return;
     }
     this.inflight++;
+    if (this.inflight === 1) this.thaw();
     if (++this.calls === this.nextRemeasure) {
       this.nextRemeasure *= 4;
       this.options.remeasure?.(this);
@@ -234,11 +296,11 @@ export class IsolateInstance implements Instance, BridgeTarget {
 
   /** Sends calls into the isolate in one entry; they share one timeout timer. */
   private enter(queued: QueuedCall[]): void {
-    const batch: Batch = { ids: [], left: queued.length, timer: undefined };
+    const batch: Batch = { ids: [], left: queued.length, timer: undefined, running: true };
     for (const c of queued) batch.ids.push(this.running.add({ done: c.done, batch }));
     const loading = this.loading;
     const armTimer = () => {
-      if (batch.left > 0) batch.timer = setTimeout(() => this.onBatchTimeout(batch), this.options.timeoutMs);
+      if (batch.left > 0 || batch.running) batch.timer = setTimeout(() => this.onBatchTimeout(batch), this.options.timeoutMs);
     };
     if (loading) void loading.then(armTimer);
     else armTimer();
@@ -247,7 +309,12 @@ export class IsolateInstance implements Instance, BridgeTarget {
     // (a structured clone of an array of bodies would serialise every string again).
     const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : textArgument(c.raw)));
     const entry = this.callRef.apply(undefined, [textArgument(metas), batch.ids.join(','), ...bodies], { result: { copy: true } });
-    entry.then(this.entered, this.entered);
+    const over = () => {
+      batch.running = false;
+      if (batch.left === 0) clearTimeout(batch.timer);
+      this.entered();
+    };
+    entry.then(over, over);
     // A failed load answers the batch first (its calls found no handler).
     (loading ? loading.then(() => entry) : entry).then(
       (results) => {
@@ -273,7 +340,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   private finish(id: number, outcome: () => CallOutcome): void {
     const call = this.running.take(id);
     if (!call) return;
-    if (--call.batch.left === 0) clearTimeout(call.batch.timer);
+    if (--call.batch.left === 0 && !call.batch.running) clearTimeout(call.batch.timer);
     this.settle(call.done, outcome());
   }
 
@@ -297,6 +364,13 @@ export class IsolateInstance implements Instance, BridgeTarget {
       this.finish(id, () => ({ ok: false, error }));
     }
     if (timedOut) this.onTimeout();
+    else if (batch.running) {
+      // Every call was answered, and their code still runs a timeout later (a loop of promise jobs):
+      // nobody waits for it, and nothing else can enter the isolate meanwhile.
+      this.options.services.log('-', 'error', `the function kept running ${this.options.timeoutMs} ms after its answer and was stopped`);
+      this.deathCause ??= 'timeout';
+      this.die('timeout');
+    }
   }
 
   /** The result of a call whose handler returned a promise (sent by the sandbox when it settled). */
@@ -329,6 +403,9 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.state = 'dead';
     this.deathCause ??= cause;
     for (const timer of this.timers.takeAll()) clearTimeout(timer);
+    for (const timer of this.windows.values()) clearTimeout(timer);
+    this.windows.clear();
+    this.frozen = [];
     const error = this.deathError();
     for (const id of this.running.ids()) this.finish(id, () => ({ ok: false, error }));
     const queued = this.queue;
@@ -478,10 +555,14 @@ export class IsolateInstance implements Instance, BridgeTarget {
     );
   }
 
-  /** Enters the isolate for a timer or a finished operation, bounded by the timeout; `held` bytes of host memory are given back once it is in. */
+  /**
+   * Enters the isolate for a timer or a finished operation, bounded by the timeout; `held` bytes
+   * of host memory are given back once it is in. Held while the instance is idle (see `frozen`).
+   */
   private fire(args: unknown[], bytes = 0, held = 0): void {
     if (this.state === 'dead') return;
-    if (this.fires.length > 0 || !this.mayEnter(bytes, 1)) this.fires.push({ args, bytes, held });
+    if (this.inflight === 0 && this.awake === 0) this.frozen.push({ args, bytes, held });
+    else if (this.fires.length > 0 || !this.mayEnter(bytes, 1)) this.fires.push({ args, bytes, held });
     else this.enterFire(args, held);
   }
 

@@ -169,6 +169,12 @@ export interface HostBridge {
   random(bytes: number): string;
   /** Delivers the result of a call that finished after its batch returned (fire and forget). */
   deliver(id: number, result: CallResult): void;
+  /**
+   * Opens or closes a `waitUntil` window (`token` is the sandbox's): while one is open, the
+   * instance's timers and operations run with no call in flight, for at most the timeout. Without
+   * one they wait for the next call.
+   */
+  background(token: number, open: boolean): void;
   /** Starts an asynchronous host operation; its result arrives with `fire(Fire.op, id, …)`. */
   startOp(kind: OpKind, id: number, requestId: string, payload: string, body: ArrayBuffer | undefined): void;
   /** A native call on the host's thread (node8). Throws the host's error message. */

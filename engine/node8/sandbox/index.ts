@@ -77,6 +77,7 @@ const internal: Internal = {
     nativeCall((body, json) => (offThread ??= host.nativeOffThread()).applySyncPromise(undefined, [call, json, body], { arguments: { copy: true } }), payload, bytes),
   op,
   current,
+  background: (token, open) => host.background(token, open),
   reportError,
   env,
   requireFrom: (dir) => moduleSystem().requireFrom(dir),

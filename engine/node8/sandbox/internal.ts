@@ -26,6 +26,8 @@ export interface Internal {
   op(kind: OpKind, payload: string, body?: ArrayBuffer): Promise<OpAnswer>;
   /** The request whose code runs now. */
   current: { requestId: string };
+  /** Keeps the instance awake for a call's `waitUntil` work (see HostBridge.background). */
+  background(token: number, open: boolean): void;
   /** Reports an error nobody caught, into the function's logs. */
   reportError(err: unknown): void;
   /** The function's env (its `process.env`): the declared variables and SERVICE_ACCOUNT_ID. */

@@ -426,6 +426,9 @@ export async function fetch(input: unknown, init?: Record<string, unknown>): Pro
   return response;
 }
 
+/** The last `waitUntil` window's token (see HostBridge.background). */
+let lastToken = 0;
+
 /**
  * Calls a fetch-style function (`fetch(request, env, ctx)` of its default export) for one call of
  * the runtime. The request's URL is the function's own: its path is what follows the function
@@ -439,10 +442,19 @@ export async function serveFetch(target: { fetch(request: unknown, env: unknown,
   const request = new Request(url, { method, headers, ...(hasBody ? { body: raw } : {}) });
   const ctx = {
     waitUntil(promise: unknown) {
-      Promise.resolve(promise).catch(internal.reportError);
+      // The instance stays awake while this call's waitUntil work goes on (a timeout at most).
+      if (waiting++ === 0) internal.background((token = ++lastToken), true);
+      const window = token;
+      Promise.resolve(promise)
+        .catch(internal.reportError)
+        .then(() => {
+          if (--waiting === 0) internal.background(window, false);
+        });
     },
     passThroughOnException() {},
   };
+  let waiting = 0;
+  let token = 0;
   const response = await target.fetch(request, env, ctx);
   if (!(response instanceof Response)) {
     return { t: 'e', c: 'ERR_BAD_RESPONSE', m: `the fetch handler must return a Response, got ${response === null ? 'null' : typeof response}` };
