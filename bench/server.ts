@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     flood = await engine.createAccount();
     await engine.manage.setAccountLimits(flood.accountId, { ratePerSec: config.floodRate });
     await node8('hello', 'hello', {}, BENCH_FUNCTIONS, undefined, flood.accountId);
+    await node8('heavy', 'heavy', { timeoutMs: 30_000 }, BENCH_FUNCTIONS, undefined, flood.accountId);
   }
   for (let i = 0; i < config.coldFunctions; i++) await node8(`cold_${i}`, 'hello');
   for (let i = 0; i < config.manyFunctions; i++) await node8(`many_${i}`, 'hello');

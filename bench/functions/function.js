@@ -24,3 +24,11 @@ exports.hungry = () => {
   for (let i = 0; i < 40; i++) keep.push(new Array(125_000).fill(i));
   return keep.length;
 };
+
+// Heavy host work within islet's limits, for the host-work neighbour scenario: brotli at its
+// slowest quality of 512 KB, or PBKDF2 of 500,000 rounds, by turns.
+const crypto = require('crypto');
+const zlib = require('zlib');
+const noise = crypto.randomBytes(512 * 1024);
+let turn = 0;
+exports.heavy = () => (turn++ % 2 === 0 ? zlib.brotliCompressSync(noise).length : crypto.pbkdf2Sync('password', 'salt', 500_000, 32, 'sha256').length);

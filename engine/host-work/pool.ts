@@ -174,7 +174,8 @@ export class HostWorkPool {
   }
 
   private spawn(slot: Slot): Worker {
-    const worker = new Worker(this.script, { stdout: false, stderr: false });
+    // No flags or loaders of the server's own (a test runner's, say): the thread runs plain Node.
+    const worker = new Worker(this.script, { stdout: false, stderr: false, execArgv: [] });
     worker.unref();
     worker.on('message', (reply: ThreadReply) => {
       if (slot.worker !== worker) return;
