@@ -240,6 +240,7 @@ for (const [entry, check] of [
     } else t.pass(`run_js unavailable: ${o.error}`);
   }],
   ['probe_pyodide_js', (t: Test, o: Probe) => t.notMatch(o.value ?? '', /"IN_NODE":true/, 'no Node runtime underneath')],
+  ['probe_memory_grow', (t: Test, o: Probe) => t.equal(o.value, "'not reached after 64 MB'", 'the memory cap\'s grow keeps the original to itself')],
   ['probe_os_system', (t: Test, o: Probe) => t.notMatch(o.value ?? '', /^0$/, `os.system did not succeed (${o.value ?? o.error})`)],
   ['probe_ctypes', (t: Test, o: Probe) => t.notMatch(o.value ?? '', /^0$/, `ctypes system did not succeed (${o.value ?? o.error})`)],
   ['probe_socket', (t: Test, o: Probe) => t.equal(o.ok, false, `socket failed: ${o.error}`)],

@@ -11,6 +11,8 @@ t.before(async () => {
   s = await startTestServer();
   await s.deploy('objects', probes, 'objects');
   await s.deploy('bounds', probes, 'bounds', { memoryMb: 256 });
+  await s.deploy('evalswap', probes, 'evalSwap');
+  await s.deploy('mapgetswap', probes, 'mapGetSwap');
 });
 t.teardown(() => s.stop());
 
@@ -40,4 +42,13 @@ t.test('host crypto and zlib are bounded in input size and in work that cannot b
   t.match(out['zlib input over the limit'], /RangeError: ERR_OUT_OF_RANGE input of 34603008 bytes is over the limit/);
   t.match(out['fs outside the folder'], /^Error: ENOENT/);
   t.ok(Date.now() - started < 8000, 'all refused quickly, none left running');
+});
+
+t.test('libraries evaluated after user code replaced eval or Map.prototype.get never hand it their require', async (t) => {
+  const evalSwap = await s.invoke('evalswap');
+  t.equal(evalSwap.status, 200, String(evalSwap.body));
+  t.same(JSON.parse(String(evalSwap.body)), { handed: 'never', hash: '11f6ad8ec52a2984abaafd7c3b516503785c2072' }, 'the runtime\'s own eval read the library');
+  const mapGet = await s.invoke('mapgetswap');
+  t.equal(mapGet.status, 200, String(mapGet.body));
+  t.same(JSON.parse(String(mapGet.body)), { handed: 'never', gzipped: 21 }, 'no text of user code\'s ran as a library');
 });

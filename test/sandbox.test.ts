@@ -19,7 +19,7 @@ const probes = fixture('probes-node8');
 
 t.before(async () => {
   s = await startTestServer();
-  for (const entry of ['probeConstructor', 'probeRequire', 'probePrototype', 'probeThenable', 'probeToJSON', 'probeFetch', 'state', 'context', 'probeDynamicImport', 'probeEval', 'probeWasm', 'probeProcess', 'probeMoreBuiltins', 'probeStackTrace', 'probeSymbols', 'probeSharedMemory']) {
+  for (const entry of ['probeConstructor', 'probeRequire', 'probePrototype', 'probeThenable', 'probeToJSON', 'probeFetch', 'state', 'context', 'probeDynamicImport', 'probeEval', 'probeWasm', 'probeProcess', 'probeMoreBuiltins', 'probeStackTrace', 'probeSymbols', 'probeSharedMemory', 'probeHostSetter', 'probeThenForge', 'probeWasmIterator', 'probeWasmShared']) {
     await s.deploy(entry.toLowerCase(), probes, entry, { env: { DECLARED: 'yes' } });
   }
   await s.deploy('state_other', probes, 'state', { env: { OTHER: 'only-mine' } });
@@ -163,6 +163,30 @@ t.test('symbols, getters and shared memory on returned values stay inside the is
   const shared = await probe('probesharedmemory');
   t.equal(shared.status, 200);
   t.equal(shared.text, '\x07\x07\x07\x07', 'a SharedArrayBuffer view is copied out as plain bytes, not shared');
+});
+
+// Prototype probes: user code replaces built-ins or puts accessors on Object.prototype before
+// anything else runs, as test/sandbox-prototype-probe.test.ts does for every name at once.
+t.test('a setter on Object.prototype is never handed the host\'s callbacks when the module system is made', async (t) => {
+  const out = JSON.parse((await probe('probehostsetter')).text) as { received: string[]; reference: string; works: string };
+  t.equal(out.works, 'function islet', 'computed require and createRequire work');
+  t.same(out.received.filter((r) => /ModuleSystem|startOp|nativeOffThread|deliver/.test(r)), [], `nothing of the host among ${out.received.length} values set`);
+  t.equal(out.reference, 'not reached');
+});
+
+t.test('a replaced Promise.prototype.then cannot answer a call in the runtime\'s place', async (t) => {
+  const res = await probe('probethenforge');
+  t.equal(res.status, 200);
+  t.equal(res.text, '"genuine"', 'the handler\'s own answer');
+});
+
+t.test('WebAssembly\'s guard hands neither its native constructors nor a descriptor to user code', async (t) => {
+  const iterator = JSON.parse((await probe('probewasmiterator')).text) as { namespace: string; raw: string[]; memory: string };
+  t.equal(iterator.namespace, 'object');
+  t.same(iterator.raw, [], 'no unguarded constructor went through a replaced array iterator');
+  t.equal(iterator.memory, 'none');
+  const shared = JSON.parse((await probe('probewasmshared')).text) as { memory: string };
+  t.equal(shared.memory, 'not shared', 'Object.prototype.shared does not reach the descriptor the guard gives V8');
 });
 
 t.test('module state survives between calls of one function and never leaks to another', async (t) => {

@@ -73,12 +73,15 @@ export function cutLine(text: string): string {
 
 /**
  * Puts a runtime's host callbacks on HOST_GLOBAL, for the runtime script to take and delete before
- * any user code runs.
+ * any user code runs. The object has no prototype and is frozen: a member it lacks is never looked
+ * up on Object.prototype (where user code could put a getter, which would be handed the object),
+ * and nothing can be added to it or changed.
  */
 export function installHostObject(isolate: ivm.Isolate, context: ivm.Context, members: Record<string, ivm.Callback | ivm.Reference<unknown>>): void {
-  const host = isolate.compileScriptSync('({})').runSync(context, { reference: true }) as ivm.Reference<Record<string, unknown>>;
+  const host = isolate.compileScriptSync('Object.create(null)').runSync(context, { reference: true }) as ivm.Reference<Record<string, unknown>>;
   for (const [name, member] of Object.entries(members)) host.setSync(name, member);
   context.global.setSync(HOST_GLOBAL, host.derefInto());
+  context.evalSync(`Object.freeze(globalThis.${HOST_GLOBAL})`);
 }
 
 /** Takes the entry points the runtime left on ENTRY_GLOBAL and removes the runtime's globals. */

@@ -95,9 +95,10 @@ export const MAX_PENDING_OPS = 256;
  */
 export const LONG_TEXT = 1024;
 
+const { isArray } = Array;
 /** A text from the host: long ones come as a one-element array (see LONG_TEXT). */
 export function fromHost<T>(value: T | [T]): T {
-  return Array.isArray(value) ? value[0] : value;
+  return isArray(value) ? value[0] : value;
 }
 
 /**

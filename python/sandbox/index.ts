@@ -7,6 +7,7 @@
  * copied bytes, and those globals are removed once it has booted.
  */
 import { current, takeHost } from '../../engine/sandbox/guest/host';
+import { apply, freeze } from '../../engine/sandbox/guest/intrinsics';
 import { makeCrypto } from '../../engine/sandbox/guest/random';
 import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
 import { makeTimers } from '../../engine/sandbox/guest/timers';
@@ -42,8 +43,21 @@ interface PyodideLike {
 }
 
 const g = globalThis as unknown as Record<string, unknown>;
-/** The Python bridge's callbacks (python/bridge.ts): the common ones, and `opSync` for the operations Python waits for. */
-const host = takeHost<Pick<HostBridge, 'log' | 'timer' | 'random' | 'deliver'> & { opSync: { applySyncPromise(receiver: unknown, args: unknown[], options: { arguments: { copy: true } }): SyncOpResult } }>();
+/**
+ * The Python bridge's callbacks (python/bridge.ts): the common ones, and `opSync` for the
+ * operations Python waits for. Taken into constants of this closure before any user code runs;
+ * none is ever put on an object of this runtime or handed to a method user code could replace
+ * (Python code reaches JavaScript through Pyodide's objects, and can run it).
+ */
+const {
+  log: hostLog,
+  timer: hostTimer,
+  random: hostRandom,
+  deliver: hostDeliver,
+  opSync: hostOpSync,
+} = takeHost<Pick<HostBridge, 'log' | 'timer' | 'random' | 'deliver'> & { opSync: { applySyncPromise(receiver: unknown, args: unknown[], options: object): SyncOpResult } }>();
+/** How `applySyncPromise` is told to copy: an object of its own, which no prototype can add options to. */
+const COPY_ARGUMENTS = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }) });
 const files = g.__isletPy as PyFiles;
 /** V8's gc(), which this isolate's context alone was made with (see python/runtime.ts); user code never sees it. */
 const collectGarbage = typeof g.gc === 'function' ? (g.gc as () => void) : undefined;
@@ -52,9 +66,9 @@ if (!Reflect.deleteProperty(g, 'gc')) Reflect.set(g, 'gc', undefined);
 type Loader = { loadPyodide(options: Record<string, unknown>): Promise<PyodideLike> };
 delete g.__isletPy;
 
-const reportError = (err: unknown): void => host.log(current.requestId, 'error', `Uncaught ${err instanceof Error ? err.message : String(err)}`);
-const timers = makeTimers(host, reportError);
-const cryptoObject = makeCrypto(host);
+const reportError = (err: unknown): void => hostLog(current.requestId, 'error', `Uncaught ${err instanceof Error ? err.message : String(err)}`);
+const timers = makeTimers(hostTimer, reportError);
+const cryptoObject = makeCrypto(hostRandom);
 
 /**
  * The interpreter's wasm bytes, in a buffer that can be emptied once boot is over: Pyodide keeps
@@ -85,8 +99,8 @@ const shellGlobals: Record<string, unknown> = {
   load() {
     throw new Error('load(): not available');
   },
-  print: (...args: unknown[]) => host.log(current.requestId, 'info', args.join(' ')),
-  printErr: (...args: unknown[]) => host.log(current.requestId, 'error', args.join(' ')),
+  print: (...args: unknown[]) => hostLog(current.requestId, 'info', args.join(' ')),
+  printErr: (...args: unknown[]) => hostLog(current.requestId, 'error', args.join(' ')),
   // Emscripten's shell mode reads random bytes with `sh -c "head -cN /dev/urandom | base64"`; answer
   // only that, with the host's random bytes, and run nothing.
   os: {
@@ -133,13 +147,20 @@ wasm.instantiate = async (source: BufferSource | WebAssembly.Module, imports?: W
 };
 // isolated-vm's memoryLimit does not count WebAssembly memory: refuse growth past the cap, which
 // Python sees as MemoryError.
+// The originals are called as they were now: Python code can run JavaScript, which could replace
+// Function.prototype.call (to be handed `grow`) or the getters of a memory's size.
 const grow = WebAssembly.Memory.prototype.grow;
+const bufferOf = Object.getOwnPropertyDescriptor(WebAssembly.Memory.prototype, 'buffer')!.get!;
+const byteLengthOf = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength')!.get!;
 const memoryCap = files.memoryCap;
 WebAssembly.Memory.prototype.grow = function (this: WebAssembly.Memory, delta: number): number {
-  if (this.buffer.byteLength + delta * 65536 > memoryCap) {
+  // Converted once: the pages checked are the pages grown.
+  const pages = delta >>> 0;
+  const size = apply(byteLengthOf, apply(bufferOf, this, []), []) as number;
+  if (size + pages * 65536 > memoryCap) {
     throw new RangeError(`WebAssembly memory limit of ${memoryCap} bytes reached`);
   }
-  return grow.call(this, delta);
+  return apply(grow, this, [pages]) as number;
 };
 
 let pyCall: PyProxyLike | undefined;
@@ -154,8 +175,8 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
     _loadSnapshot: new Uint8Array(files.snapshot),
     jsglobals: Object.create(null),
     env: { HOME: '/function' },
-    stdout: (line: string) => host.log(current.requestId, 'info', line),
-    stderr: (line: string) => host.log(current.requestId, 'error', line),
+    stdout: (line: string) => hostLog(current.requestId, 'info', line),
+    stderr: (line: string) => hostLog(current.requestId, 'error', line),
   });
   // Drop the copies: Pyodide would otherwise keep the 30 MB snapshot alive.
   if (pyodide._api?.config) pyodide._api.config._loadSnapshot = undefined;
@@ -183,13 +204,14 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
 /** An operation Python waits for (see SyncOpKind): its thread blocks while the host works. */
 function opSync(kind: SyncOpKind, payload: string, body: PyBytesLike | undefined): [boolean, string, Uint8Array | undefined] {
   const bytes = body == null ? undefined : (body.toJs().slice().buffer as ArrayBuffer);
-  const [ok, text, out] = host.opSync.applySyncPromise(undefined, [kind, payload, bytes], { arguments: { copy: true } });
-  return [ok, text, out === undefined ? undefined : new Uint8Array(out)];
+  const result = hostOpSync.applySyncPromise(undefined, [kind, payload, bytes], COPY_ARGUMENTS);
+  const out = result[2];
+  return [result[0], result[1], out === undefined ? undefined : new Uint8Array(out)];
 }
 
 /** Delivers the result of an async handler once its task settled. */
 function deliver(id: number, result: unknown): void {
-  host.deliver(id, toCallResult(result));
+  hostDeliver(id, toCallResult(result));
 }
 
 /**
@@ -246,7 +268,7 @@ function callMany(metasArgument: string | [string], ids: string, ...bodies: (str
 
 function fire(kind: FireKind, id: number): void {
   if (kind === Fire.timer) timers.fire(id);
-  else if (kind === Fire.op) host.log(current.requestId, 'error', 'unexpected operation result');
+  else if (kind === Fire.op) hostLog(current.requestId, 'error', 'unexpected operation result');
 }
 
 g.__isletBoot = (asm: { default: unknown }, loader: Loader) => {

@@ -64,12 +64,16 @@ worker_threads:node/unavailable#worker_threads
 zlib:node/zlib
 `;
 
-/** `require` of built-in modules: undefined for a name that is not one (a file or package then). */
+/**
+ * `require` of built-in modules: undefined for a name that is not one (a file or package then).
+ * `own` (the runtime's modules) is an object without a prototype.
+ */
 export function makeBuiltinRequire(own: Record<string, unknown>): (id: string) => unknown {
   const made = new Map<string, unknown>();
   return (id) => {
     const name = id.startsWith('node:') ? id.slice(5) : id;
-    if (Object.prototype.hasOwnProperty.call(own, name)) return own[name];
+    const given = own[name];
+    if (given !== undefined) return given;
     let module = made.get(name);
     if (module === undefined) {
       const source = lookUpLibrary(FROM_LIBRARIES, name);

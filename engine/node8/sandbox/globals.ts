@@ -84,11 +84,14 @@ export function installGlobals(own: Record<string, unknown>): void {
  */
 export function installLazyGlobals(): void {
   const prototype = Object.getPrototypeOf(globalThis) as object;
-  const lazy = new Proxy(prototype, {
-    has(target, name) {
+  // The handler has no prototype: a trap it lacks is looked up on it at every global access, and
+  // Object.prototype (user code's to change) must not answer one.
+  const handler = {
+    __proto__: null,
+    has(target: object, name: string | symbol) {
       return (typeof name === 'string' && lookUpLibrary(FROM_LIBRARIES, name) !== undefined) || Reflect.has(target, name);
     },
-    get(target, name, receiver) {
+    get(target: object, name: string | symbol, receiver: unknown) {
       const source = typeof name === 'string' ? lookUpLibrary(FROM_LIBRARIES, name) : undefined;
       // Code in a library that looks at a global the library itself provides finds none yet.
       if (!source || isLibraryLoading(source[0])) return Reflect.get(target, name, receiver);
@@ -96,13 +99,13 @@ export function installLazyGlobals(): void {
       define(name as string, value);
       return value;
     },
-    set(target, name, value, receiver) {
+    set(target: object, name: string | symbol, value: unknown, receiver: unknown) {
       if (receiver === globalThis && typeof name === 'string' && lookUpLibrary(FROM_LIBRARIES, name)) {
         define(name, value);
         return true;
       }
       return Reflect.set(target, name, value, receiver);
     },
-  });
-  Object.setPrototypeOf(globalThis, lazy);
+  } as ProxyHandler<object>;
+  Object.setPrototypeOf(globalThis, new Proxy(prototype, handler));
 }

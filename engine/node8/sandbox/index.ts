@@ -7,6 +7,7 @@
 import { SlotMap } from '../../slot-map';
 import { makeConsole } from '../../sandbox/guest/console';
 import { current, takeHost } from '../../sandbox/guest/host';
+import { freeze, NativePromise, promiseResolve, promiseThen, startsWith } from '../../sandbox/guest/intrinsics';
 import { library, setLibraryRequire } from '../../sandbox/guest/libraries';
 import { makeTimers } from '../../sandbox/guest/timers';
 import {
@@ -15,6 +16,8 @@ import {
   fromHost,
   HEADERS_SEPARATOR,
   META_SEPARATOR,
+  NATIVE_OFF_THREAD,
+  OFF_THREAD_BYTES,
   type CallResult,
   type FireKind,
   type HostBridge,
@@ -35,30 +38,46 @@ import { makeRequest } from './request';
 import { encodeError, encodeResult, HTTPResponse, userStack } from './response';
 
 const g = globalThis as unknown as Record<string, unknown>;
-const host = takeHost<HostBridge>();
-// Kept for the WebAssembly library, which hands out a guarded version (see web/wasm.ts).
-const nativeWebAssembly = g.WebAssembly;
+// The host's callbacks, as constants of this closure, before any user code runs. Neither the
+// host's object nor any of them is ever put on an object of this runtime (a property assignment
+// goes through any setter user code put on a prototype) or handed to a method user code could
+// replace; they reach islet's libraries only inside the closures of `internal`.
+const {
+  log: hostLog,
+  timer: hostTimer,
+  random: hostRandom,
+  deliver: hostDeliver,
+  startOp: hostStartOp,
+  native: hostNative,
+  nativeOffThread: hostNativeOffThread,
+  readModule: hostReadModule,
+  unbatch: hostUnbatch,
+  background: hostBackground,
+} = takeHost<HostBridge>();
+// Kept for the WebAssembly library, which takes it once and hands out a guarded version (see web/wasm.ts).
+let nativeWebAssembly: unknown = g.WebAssembly;
 delete g.WebAssembly;
 
-const consoleObject = makeConsole(host);
+const consoleObject = makeConsole(hostLog);
 const reportError = (err: unknown): void => {
   const text = err instanceof Error ? userStack(err) ?? String(err) : String(err);
-  host.log(current.requestId, 'error', `Uncaught ${text}`);
+  hostLog(current.requestId, 'error', `Uncaught ${text}`);
 };
 
 // Asynchronous host operations: started with a callback, settled by `fire`.
 const pendingOps = new SlotMap<{ resolve: (v: OpAnswer) => void; reject: (e: Error) => void; requestId: string }>();
 function op(kind: OpKind, payload: string, body?: ArrayBuffer): Promise<OpAnswer> {
   const requestId = current.requestId;
-  return new Promise<OpAnswer>((resolve, reject) => {
+  return new NativePromise<OpAnswer>((resolve, reject) => {
     const id = pendingOps.add({ resolve, reject, requestId });
-    host.startOp(kind, id, requestId, payload, body);
+    hostStartOp(kind, id, requestId, payload, body);
   });
 }
 
-const timers = makeTimers(host, reportError);
+const timers = makeTimers(hostTimer, reportError);
 /** The function's env: `process.env`, `context.env` and a fetch-style handler's `env`. */
 let env: Record<string, string> = {};
+let memoryLimitMb = 128;
 
 const invoke = async (accountId: unknown, functionName: unknown, apiKey: unknown, body?: unknown) => {
   const payload = JSON.stringify({ accountId: String(accountId), functionName: String(functionName), apiKey: apiKey === undefined || apiKey === null ? '' : String(apiKey), body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body) });
@@ -68,25 +87,63 @@ const invoke = async (accountId: unknown, functionName: unknown, apiKey: unknown
 
 /** Requires at run time (computed names, createRequire): made on first use. */
 let modules: ModuleSystem | undefined;
-const moduleSystem = () => (modules ??= new ModuleSystem(host, builtin));
+const moduleSystem = () => (modules ??= new ModuleSystem(hostReadModule, builtin));
+
+/** How `applySyncPromise` is told to copy: an object of its own, which no prototype can add options to. */
+const COPY_ARGUMENTS = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }) });
+/** The reference native calls run off the host's thread through, asked for on first need (about 7 KB per isolate). */
 let offThread: ReturnType<HostBridge['nativeOffThread']> | undefined;
-const internal: Internal = {
-  host,
-  native: (call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[]) => nativeCall((body, json) => host.native(call, json, body), payload, bytes),
-  nativeOffThread: (call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[]) =>
-    nativeCall((body, json) => (offThread ??= host.nativeOffThread()).applySyncPromise(undefined, [call, json, body], { arguments: { copy: true } }), payload, bytes),
+
+/**
+ * A native call. Inputs over OFF_THREAD_BYTES run off the host's thread while this isolate waits,
+ * and so does work the caller says is long whatever its input (`long`: key derivation, key
+ * generation), and whatever the host finds too heavy for its thread (it answers NATIVE_OFF_THREAD:
+ * the host judges, whatever this side thought). The size rule is here, not in the libraries that
+ * call: a library's function that reached user code still could not run a large input on the
+ * host's thread.
+ */
+function native(call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[], long = false): NativeResult {
+  const [body, json, size] = nativeArguments(payload, bytes);
+  if (!long && size <= OFF_THREAD_BYTES) {
+    try {
+      return hostNative(call, json, body);
+    } catch (err) {
+      if (!(err instanceof Error) || !startsWith(err.message, OFF_THREAD_ANSWER)) throw err;
+    }
+  }
+  offThread ??= hostNativeOffThread();
+  return offThread.applySyncPromise(undefined, [call, json, body], COPY_ARGUMENTS);
+}
+const OFF_THREAD_ANSWER = `${NATIVE_OFF_THREAD}:`;
+
+/** What islet's libraries get with `require(INTERNAL)`: closures over the host's callbacks, in an object no user code can reach or extend. */
+const internal: Internal = freeze({
+  __proto__: null,
+  log: (level: string, text: string) => hostLog(current.requestId, level, text),
+  unbatch: () => hostUnbatch(),
+  random: (bytes: number) => hostRandom(bytes),
+  native,
   op,
   current,
-  background: (token, open) => host.background(token, open),
+  background: (token: number, open: boolean) => hostBackground(token, open),
   reportError,
-  env,
-  requireFrom: (dir) => moduleSystem().requireFrom(dir),
+  get env() {
+    return env;
+  },
+  requireFrom: (dir: string) => moduleSystem().requireFrom(dir),
   library,
-  webAssembly: nativeWebAssembly,
-  memoryLimitMb: 128,
-};
+  takeWebAssembly: () => {
+    const taken = nativeWebAssembly;
+    nativeWebAssembly = undefined;
+    return taken;
+  },
+  get memoryLimitMb() {
+    return memoryLimitMb;
+  },
+});
 
 const builtin = makeBuiltinRequire({
+  __proto__: null,
   sdk: Object.freeze({ invoke }),
   timers: { ...timers.globals },
   console: consoleObject,
@@ -101,22 +158,22 @@ installGlobals({
   reportError,
 });
 
-/** Concatenates a native call's byte inputs into one body (their lengths go in the JSON as `n`). */
-function nativeCall(send: (body: ArrayBuffer | undefined, json: string) => NativeResult, payload: unknown, bytes?: readonly Uint8Array[]): NativeResult {
-  let body: ArrayBuffer | undefined;
-  let json = payload;
-  if (bytes && bytes.length > 0) {
-    const total = bytes.reduce((n, b) => n + b.byteLength, 0);
-    const all = new Uint8Array(total);
-    let offset = 0;
-    for (const b of bytes) {
-      all.set(b, offset);
-      offset += b.byteLength;
-    }
-    body = all.buffer;
-    json = { ...(payload as object), n: bytes.map((b) => b.byteLength) };
+/** A native call's byte inputs as one body (their lengths go in the JSON as `n`), its JSON and its size. */
+function nativeArguments(payload: unknown, bytes?: readonly Uint8Array[]): [body: ArrayBuffer | undefined, json: string, size: number] {
+  if (!bytes || bytes.length === 0) return [undefined, JSON.stringify(payload), 0];
+  const lengths: number[] = [];
+  let total = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    lengths[i] = bytes[i]!.byteLength;
+    total += lengths[i]!;
   }
-  return send(body, JSON.stringify(json));
+  const all = new Uint8Array(total);
+  let offset = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    all.set(bytes[i]!, offset);
+    offset += lengths[i]!;
+  }
+  return [all.buffer, JSON.stringify({ ...(payload as object), n: lengths }), total];
 }
 
 let entry: Entry | undefined;
@@ -134,8 +191,8 @@ function init(configJson: string, bundle: Bundle): unknown {
   if (entry) throw new Error('this isolate is already initialised');
   installLazyGlobals();
   const config = JSON.parse(configJson) as SandboxConfig & { memoryMb?: number };
-  env = internal.env = { ...config.env, SERVICE_ACCOUNT_ID: config.accountId };
-  internal.memoryLimitMb = config.memoryMb ?? 128;
+  env = { ...config.env, SERVICE_ACCOUNT_ID: config.accountId };
+  memoryLimitMb = config.memoryMb ?? 128;
   const mainDir = config.main.includes('/') ? config.main.slice(0, config.main.lastIndexOf('/')) : '';
   // The bundle's own require (for names it could not bundle) resolves from the entry file's folder.
   const require = Object.assign((id: string) => moduleSystem().requireFrom(mainDir)(id), {
@@ -156,8 +213,8 @@ function init(configJson: string, bundle: Bundle): unknown {
   const finish = () => {
     entry = pickEntry(namespace ?? {}, esm, config.main, config.entrypoint);
   };
-  if (done instanceof Promise) {
-    ready = done.then(finish);
+  if (done instanceof NativePromise) {
+    ready = promiseThen(done, finish);
     return ready;
   }
   finish();
@@ -179,7 +236,7 @@ function parseBody(raw: string | ArrayBuffer | undefined): unknown {
  * result at once when the handler returns a plain value, a promise of it otherwise.
  */
 function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult | Promise<CallResult> {
-  if (!entry && ready) return ready.then(() => call(meta, raw), encodeError);
+  if (!entry && ready) return promiseThen(ready, () => call(meta, raw), encodeError);
   // The headers' JSON is parsed on first read (see `callMeta` in the protocol).
   const tab = meta.indexOf(HEADERS_SEPARATOR);
   const head = JSON.parse(meta.slice(0, tab)) as MetaHead;
@@ -188,7 +245,7 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult |
   const target = entry!;
   if (target.style === 'fetch') {
     const { serveFetch } = library<{ serveFetch: typeof ServeFetch }>('web/fetch');
-    return serveFetch(target.target, head, JSON.parse(meta.slice(tab + 1)) as Record<string, string>, raw, env).then(undefined, encodeError);
+    return promiseThen(serveFetch(target.target, head, JSON.parse(meta.slice(tab + 1)) as Record<string, string>, raw, env), undefined, encodeError);
   }
   let value: unknown;
   try {
@@ -200,7 +257,7 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult |
     return encodeError(err);
   }
   if (typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function') {
-    return Promise.resolve(value).then(encodeResult).then(undefined, encodeError);
+    return promiseThen(promiseThen(promiseResolve(value), encodeResult), undefined, encodeError);
   }
   try {
     return encodeResult(value);
@@ -228,9 +285,9 @@ function callMany(metasArgument: string | [string], ids: string, ...bodies: (str
 
 /** A call's result for the entry's answer, or 0 when it comes later through `host.deliver`. */
 function settleLater(result: CallResult | Promise<CallResult>, id: string): CallResult | 0 {
-  if (!(result instanceof Promise)) return result;
+  if (!(result instanceof NativePromise)) return result;
   const callId = Number(id);
-  result.then((r) => host.deliver(callId, r));
+  promiseThen(result, (r: CallResult) => hostDeliver(callId, r));
   return 0;
 }
 
@@ -243,7 +300,8 @@ function fire(kind: FireKind, id: number, ok?: boolean, payloadArgument?: string
     const pending = pendingOps.take(id);
     if (!pending) return;
     current.requestId = pending.requestId;
-    if (ok) pending.resolve({ payload: payload ?? '', body });
+    // Without a prototype: resolving with it looks for a `then`, which Object.prototype could answer.
+    if (ok) pending.resolve({ __proto__: null, payload: payload ?? '', body } as OpAnswer);
     else pending.reject(new TypeError(payload ?? 'operation failed'));
   }
 }

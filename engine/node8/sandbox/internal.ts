@@ -1,10 +1,14 @@
 /**
- * What the node8 runtime gives islet's libraries (never user code): the host's callbacks, the
+ * What the node8 runtime gives islet's libraries (never user code): closures over the host's
+ * callbacks (never the callbacks, the host's object or an isolated-vm Reference themselves), the
  * asynchronous operations, the request running now and the runtime's own objects. A library asks
- * for it with `require(INTERNAL)`; the `require` user code gets has no such module.
+ * for it with `require(INTERNAL)`; the `require` user code gets has no such module. It is a frozen
+ * object without a prototype, and each closure in it enforces the sandbox's rules itself (which
+ * native calls leave the host's thread, the one hand-over of the isolate's WebAssembly): libraries
+ * are evaluated on first use, after user code may have replaced built-ins they call.
  */
 import type { LibraryName } from '../../sandbox/library-names';
-import type { HostBridge, NativeCall, NativeResult, OpKind } from '../../sandbox/protocol';
+import type { NativeCall, NativeResult, OpKind } from '../../sandbox/protocol';
 
 export const INTERNAL = 'islet:internal';
 
@@ -14,30 +18,34 @@ export interface OpAnswer {
 }
 
 export interface Internal {
-  host: HostBridge;
-  /** A synchronous native call (crypto, zlib, the function's files), answered on the host's thread. */
-  native(call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[]): NativeResult;
+  /** Appends a line to the function's logs, as the request running now. */
+  log(level: string, text: string): void;
+  /** Sends this isolate's calls one per entry from now on (see HostBridge.unbatch). */
+  unbatch(): void;
+  /** Random bytes from the host's CSPRNG, as hex. */
+  random(bytes: number): string;
   /**
-   * The same call answered off the host's thread while this isolate waits: for work that would
-   * hold the host's thread too long (key derivation, large compression).
+   * A native call (crypto, zlib, the function's files). Inputs of OFF_THREAD_BYTES or more, and
+   * `long` work (key derivation, key generation), are worked off the host's thread while this
+   * isolate waits; the rest on the host's thread.
    */
-  nativeOffThread(call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[]): NativeResult;
+  native(call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[], long?: boolean): NativeResult;
   /** Starts an asynchronous host operation (fetch, sdk.invoke, WebCrypto…). */
   op(kind: OpKind, payload: string, body?: ArrayBuffer): Promise<OpAnswer>;
   /** The request whose code runs now. */
-  current: { requestId: string };
+  readonly current: { requestId: string };
   /** Keeps the instance awake for a call's `waitUntil` work (see HostBridge.background). */
   background(token: number, open: boolean): void;
   /** Reports an error nobody caught, into the function's logs. */
   reportError(err: unknown): void;
   /** The function's env (its `process.env`): the declared variables and SERVICE_ACCOUNT_ID. */
-  env: Record<string, string>;
+  readonly env: Record<string, string>;
   /** The function's `require` for files (as `module.createRequire` needs it). */
   requireFrom(dir: string): (id: string) => unknown;
   /** Another of islet's libraries (evaluated on first use). */
   library<T>(name: LibraryName): T;
-  /** The isolate's own WebAssembly, which only the guarded one given to functions uses. */
-  webAssembly: unknown;
+  /** The isolate's own WebAssembly, given once (to the library that guards it), undefined after. */
+  takeWebAssembly(): unknown;
   /** The function's memory limit, in MB. */
-  memoryLimitMb: number;
+  readonly memoryLimitMb: number;
 }

@@ -1,3 +1,4 @@
+import { apply, indirectEval } from '../../sandbox/guest/intrinsics';
 import type { HostBridge } from '../../sandbox/protocol';
 import { joinWithinRoot } from '../paths';
 
@@ -5,6 +6,8 @@ import { joinWithinRoot } from '../paths';
  * CommonJS over the function's own files at run time, resolved as Node resolves them (without the
  * host file system). The bundle built at deploy holds every module it could see; this serves what
  * it could not: requires of computed names, Node's built-in modules, and `module.createRequire`.
+ * Its state is in private fields: an instance is made after user code has run, and an assignment
+ * to a property (`this.x = …`) would go through any setter user code put on Object.prototype.
  */
 
 type Wrapper = (exports: unknown, require: (id: string) => unknown, module: Module, filename: string, dirname: string) => void;
@@ -20,14 +23,16 @@ interface Module {
 }
 
 export class ModuleSystem {
-  private readonly cache = new Map<string, Module>();
+  readonly #cache = new Map<string, Module>();
   /** Sources read from the host so far (null: no such file). The host reads only the function's own files. */
-  private readonly sources = new Map<string, string | null>();
+  readonly #sources = new Map<string, string | null>();
+  readonly #readModule: HostBridge['readModule'];
+  readonly #builtin: (id: string) => unknown;
 
-  constructor(
-    private readonly host: Pick<HostBridge, 'readModule'>,
-    private readonly builtin: (id: string) => unknown,
-  ) {}
+  constructor(readModule: HostBridge['readModule'], builtin: (id: string) => unknown) {
+    this.#readModule = readModule;
+    this.#builtin = builtin;
+  }
 
   /** A `require` resolving from `dir` (a path from the function's root, like `/lib`). */
   requireFrom(dir: string): (id: string) => unknown {
@@ -38,7 +43,7 @@ export class ModuleSystem {
     const require = (id: unknown): unknown => {
       if (typeof id !== 'string' || id === '') throw new TypeError('The "id" argument must be a non-empty string');
       if (!id.startsWith('.') && !id.startsWith('/')) {
-        const builtin = this.builtin(id);
+        const builtin = this.#builtin(id);
         if (builtin !== undefined) return builtin;
         if (id.startsWith('node:')) throw notFound(`No such built-in module: ${id}`, 'ERR_UNKNOWN_BUILTIN_MODULE');
       }
@@ -47,7 +52,7 @@ export class ModuleSystem {
       return this.load(resolved, module);
     };
     const resolve = (id: string) => {
-      if (this.builtin(id) !== undefined) return id;
+      if (this.#builtin(id) !== undefined) return id;
       const resolved = this.resolve(String(id), dir);
       if (resolved === undefined) throw notFound(`Cannot find module '${id}' from '/${dir}'`, 'MODULE_NOT_FOUND');
       return `/${resolved}`;
@@ -56,22 +61,22 @@ export class ModuleSystem {
   }
 
   private load(path: string, parent: Module | undefined): unknown {
-    const cached = this.cache.get(path);
+    const cached = this.#cache.get(path);
     if (cached) return cached.exports;
     const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
     const module: Module = { id: `/${path}`, filename: `/${path}`, exports: {}, loaded: false, children: [], paths: [], require: undefined as never };
     module.require = this.makeRequire(module, dir);
-    this.cache.set(path, module);
+    this.#cache.set(path, module);
     parent?.children.push(module);
     try {
       if (path.endsWith('.json')) {
         module.exports = JSON.parse(this.source(path));
       } else {
         const wrapper = this.compile(path);
-        wrapper.call(module.exports, module.exports, module.require, module, `/${path}`, `/${dir}`);
+        apply(wrapper, module.exports, [module.exports, module.require, module, `/${path}`, `/${dir}`]);
       }
     } catch (err) {
-      this.cache.delete(path);
+      this.#cache.delete(path);
       throw err;
     }
     module.loaded = true;
@@ -79,25 +84,24 @@ export class ModuleSystem {
   }
 
   private exists(path: string): boolean {
-    let text = this.sources.get(path);
+    let text = this.#sources.get(path);
     if (text === undefined) {
-      const read = this.host.readModule(path);
+      const read = this.#readModule(path);
       text = typeof read === 'string' ? read : null;
-      this.sources.set(path, text);
+      this.#sources.set(path, text);
     }
     return text !== null;
   }
 
   private source(path: string): string {
     if (!this.exists(path)) throw new Error(`Cannot read module '/${path}'`);
-    return this.sources.get(path)!;
+    return this.#sources.get(path)!;
   }
 
   private compile(path: string): Wrapper {
     const text = this.source(path);
     const code = text.startsWith('#!') ? `//${text.slice(2)}` : text;
     // Indirect eval keeps the wrapper out of any local scope; sourceURL names the file in stack traces.
-    const indirectEval = eval;
     return indirectEval(`(function (exports, require, module, __filename, __dirname) {${code}\n})\n//# sourceURL=/${path}`) as Wrapper;
   }
 

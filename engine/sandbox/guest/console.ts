@@ -50,8 +50,9 @@ export function formatArgs(args: unknown[]): string {
   return text.length > MAX_LINE ? `${text.slice(0, MAX_LINE)}… [${text.length - MAX_LINE} more characters]` : text;
 }
 
-export function makeConsole(host: Pick<HostBridge, 'log'>): Record<string, (...args: unknown[]) => void> {
-  const emit = (level: string) => (...args: unknown[]) => host.log(current.requestId, level, formatArgs(args));
+/** The console over the host's `log` callback, which only the console's closures hold. */
+export function makeConsole(hostLog: HostBridge['log']): Record<string, (...args: unknown[]) => void> {
+  const emit = (level: string) => (...args: unknown[]) => hostLog(current.requestId, level, formatArgs(args));
   const counts = new Map<unknown, number>();
   const timers = new Map<unknown, number>();
   const log = emit('info');
@@ -61,11 +62,11 @@ export function makeConsole(host: Pick<HostBridge, 'log'>): Record<string, (...a
     debug: emit('debug'),
     warn: emit('warn'),
     error: emit('error'),
-    trace: (...args: unknown[]) => host.log(current.requestId, 'error', `Trace: ${formatArgs(args)}\n${(new Error().stack ?? '').split('\n').slice(2).join('\n')}`),
+    trace: (...args: unknown[]) => hostLog(current.requestId, 'error', `Trace: ${formatArgs(args)}\n${(new Error().stack ?? '').split('\n').slice(2).join('\n')}`),
     dir: (value: unknown) => log(value),
     table: (value: unknown) => log(value),
     assert: (condition: unknown, ...args: unknown[]) => {
-      if (!condition) host.log(current.requestId, 'error', `Assertion failed${args.length ? `: ${formatArgs(args)}` : ''}`);
+      if (!condition) hostLog(current.requestId, 'error', `Assertion failed${args.length ? `: ${formatArgs(args)}` : ''}`);
     },
     count: (label: unknown = 'default') => {
       const n = (counts.get(label) ?? 0) + 1;

@@ -4,7 +4,12 @@
  */
 import { HOST_GLOBAL, type HostBridge } from '../protocol';
 
-/** Takes the host's callbacks (and anything else the runtime's bridge put there) off the global object. */
+/**
+ * Takes the host's callbacks (and anything else the runtime's bridge put there) off the global
+ * object. The object is the host's: frozen, without a prototype (engine/isolate/bridge.ts). A
+ * runtime takes its members into constants of its own closure at once and keeps neither the
+ * object nor its members anywhere user code can reach.
+ */
 export function takeHost<T extends Partial<HostBridge>>(): T {
   const g = globalThis as unknown as Record<string, unknown>;
   const host = g[HOST_GLOBAL] as T;
@@ -13,4 +18,4 @@ export function takeHost<T extends Partial<HostBridge>>(): T {
 }
 
 /** Which request the code running now belongs to (set at every entry from the host). */
-export const current = { requestId: '' };
+export const current = { __proto__: null, requestId: '' } as { requestId: string };

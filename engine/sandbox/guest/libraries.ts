@@ -5,17 +5,21 @@
  * of the `require` that gives it the built-in modules it uses (set by the runtime).
  */
 import { LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../library-names';
+import { indirectEval } from './intrinsics';
 
 type LibraryText = (require: (id: string) => unknown) => Record<string, unknown>;
 
 const g = globalThis as unknown as Record<string, unknown>;
-const sources = new Map<LibraryName, unknown>();
+// Kept in objects without a prototype, not Maps: a Map's methods are Map.prototype's, which user
+// code may replace, and a replaced `get` could answer a text of its own, to be run with the
+// libraries' `require`.
+const sources = { __proto__: null } as Partial<Record<LibraryName, unknown>>;
 for (const name of LIBRARY_NAMES) {
-  sources.set(name, g[libraryGlobal(name)]);
+  sources[name] = g[libraryGlobal(name)];
   delete g[libraryGlobal(name)];
 }
-const loaded = new Map<LibraryName, Record<string, unknown>>();
-const loading = new Set<LibraryName>();
+const loaded = { __proto__: null } as Partial<Record<LibraryName, Record<string, unknown>>>;
+const loading = { __proto__: null } as Partial<Record<LibraryName, true>>;
 let libraryRequire: (id: string) => unknown = (id) => {
   throw new Error(`islet's libraries cannot require '${id}' here`);
 };
@@ -27,21 +31,21 @@ export function setLibraryRequire(require: (id: string) => unknown): void {
 
 /** The exports of a library, evaluated on first use. */
 export function library<T = Record<string, unknown>>(name: LibraryName): T {
-  let lib = loaded.get(name);
+  let lib = loaded[name];
   if (lib === undefined) {
-    const source = sources.get(name);
+    const source = sources[name];
     if (typeof source !== 'string') throw new Error(`islet's ${name} library is not available`);
-    if (loading.has(name)) throw new Error(`islet's ${name} library needs itself while it loads`);
+    if (loading[name]) throw new Error(`islet's ${name} library needs itself while it loads`);
     // Indirect eval of the string as it is: a copy (a concatenation) would cost every isolate the
-    // library's size again.
-    const indirectEval = eval;
-    loading.add(name);
+    // library's size again. The eval taken when the runtime started: one user code put on the
+    // global object would be handed the library and return what gets the libraries' `require`.
+    loading[name] = true;
     try {
       lib = (indirectEval(source) as LibraryText)(libraryRequire);
     } finally {
-      loading.delete(name);
+      delete loading[name];
     }
-    loaded.set(name, lib);
+    loaded[name] = lib;
   }
   return lib as T;
 }
@@ -51,5 +55,5 @@ export function library<T = Record<string, unknown>>(name: LibraryName): T {
  * provides (feature detection) must find none yet, rather than start the library again.
  */
 export function isLibraryLoading(name: LibraryName): boolean {
-  return loading.has(name);
+  return loading[name] === true;
 }

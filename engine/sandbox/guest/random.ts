@@ -1,12 +1,12 @@
 /** `crypto.getRandomValues` and `crypto.randomUUID` over the host's CSPRNG (bytes drawn in blocks). */
 import type { HostBridge } from '../protocol';
 
-export function makeCrypto(host: Pick<HostBridge, 'random'>): unknown {
+export function makeCrypto(hostRandom: HostBridge['random']): unknown {
   let pool = new Uint8Array(0);
   let offset = 0;
   const take = (n: number): Uint8Array => {
     if (offset + n > pool.length) {
-      const hex = host.random(Math.max(n, 1024));
+      const hex = hostRandom(Math.max(n, 1024));
       pool = new Uint8Array(hex.length / 2);
       for (let i = 0; i < pool.length; i++) pool[i] = parseInt(hex.substr(i * 2, 2), 16);
       offset = 0;

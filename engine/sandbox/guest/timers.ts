@@ -1,6 +1,7 @@
 import { SlotMap } from '../../slot-map';
 import { MAX_TIMERS, TimerOp, type HostBridge } from '../protocol';
 import { current } from './host';
+import { promiseResolve, promiseThen } from './intrinsics';
 
 interface TimerEntry {
   fn: (...args: unknown[]) => void;
@@ -24,7 +25,8 @@ export interface Timers {
   fire(id: number): void;
 }
 
-export function makeTimers(host: Pick<HostBridge, 'timer'>, reportError: (err: unknown) => void): Timers {
+/** Timers over the host's `timer` callback, which only these closures hold. */
+export function makeTimers(hostTimer: HostBridge['timer'], reportError: (err: unknown) => void): Timers {
   // Ids come from a SlotMap, which the host's side of the timers mirrors (see engine/slot-map.ts).
   const pending = new SlotMap<TimerEntry>();
 
@@ -35,12 +37,12 @@ export function makeTimers(host: Pick<HostBridge, 'timer'>, reportError: (err: u
     if (!Number.isFinite(delay) || delay < 1) delay = repeat ? 1 : 0;
     delay = Math.min(delay, 2 ** 31 - 1);
     const id = pending.add({ fn: fn as TimerEntry['fn'], args, repeatMs: repeat ? delay : undefined, requestId: current.requestId });
-    host.timer(TimerOp.arm, id, delay);
+    hostTimer(TimerOp.arm, id, delay);
     return new Timeout(id);
   };
   const clear = (handle: unknown): void => {
     const id = Number(handle);
-    if (pending.take(id) !== undefined) host.timer(TimerOp.cancel, id, 0);
+    if (pending.take(id) !== undefined) hostTimer(TimerOp.cancel, id, 0);
   };
 
   return {
@@ -53,14 +55,14 @@ export function makeTimers(host: Pick<HostBridge, 'timer'>, reportError: (err: u
       clearImmediate: clear,
       queueMicrotask: (fn: unknown) => {
         if (typeof fn !== 'function') throw new TypeError('The "callback" argument must be of type function');
-        Promise.resolve().then(() => (fn as () => void)()).catch(reportError);
+        promiseThen(promiseThen(promiseResolve(undefined), () => (fn as () => void)()), undefined, reportError);
       },
     },
     fire(id: number): void {
       const entry = pending.get(id);
       if (!entry) return;
       if (entry.repeatMs === undefined) pending.take(id);
-      else host.timer(TimerOp.arm, id, entry.repeatMs);
+      else hostTimer(TimerOp.arm, id, entry.repeatMs);
       current.requestId = entry.requestId;
       try {
         entry.fn(...entry.args);

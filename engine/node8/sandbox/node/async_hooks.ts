@@ -3,13 +3,13 @@
 // A store set by `run` stays the store of the request that set it until the callback (and the
 // promise it returns) is done: code of that request sees it after awaits, in timers and in the
 // results of fetch and sdk calls, because the runtime enters the isolate for one request at a time
-// once this module is loaded (`host.unbatch`: calls of the function are no longer batched into one
+// once this module is loaded (`internal.unbatch`: calls of the function are no longer batched into one
 // entry, whose promise jobs would run mixed). Other requests never see it.
 import { INTERNAL, type Internal } from '../internal';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
-internal.host.unbatch();
+internal.unbatch();
 
 /** Stores that outlive their request (enterWith, a run whose promise never settles) are let go past this many. */
 const MAX_REQUESTS = 1024;

@@ -1,9 +1,9 @@
 /**
  * Native calls from islet's libraries (crypto, zlib, fs): inputs go to the host as copied bytes,
- * large ones are worked off the host's thread, and a host error comes back as Node's error, with
- * its code.
+ * large ones are worked off the host's thread (the runtime decides: see Internal.native), and a
+ * host error comes back as Node's error, with its code.
  */
-import { NATIVE_OFF_THREAD, OFF_THREAD_BYTES, type NativeCall } from '../../../sandbox/protocol';
+import type { NativeCall } from '../../../sandbox/protocol';
 import { INTERNAL, type Internal } from '../internal';
 
 declare const require: (id: string) => unknown;
@@ -38,20 +38,12 @@ function answerOf(result: { p: string; b?: ArrayBuffer }): NativeAnswer {
 }
 
 /**
- * A native call now. Inputs over OFF_THREAD_BYTES, and work that is long whatever its input
- * (`offThread`: key derivation, key generation), run off the host's thread while this isolate
- * waits; so does whatever the host finds too heavy for its thread (it answers NATIVE_OFF_THREAD).
+ * A native call now. Large inputs, and work that is long whatever its input (`long`: key
+ * derivation, key generation), run off the host's thread while this isolate waits.
  */
-export function nativeSync(call: NativeCall, payload: Record<string, unknown>, inputs: readonly Uint8Array[] = [], offThread = false): NativeAnswer {
-  const size = inputs.reduce((n, b) => n + b.byteLength, 0);
+export function nativeSync(call: NativeCall, payload: Record<string, unknown>, inputs: readonly Uint8Array[] = [], long = false): NativeAnswer {
   try {
-    if (offThread || size > OFF_THREAD_BYTES) return answerOf(internal.nativeOffThread(call, payload, inputs));
-    try {
-      return answerOf(internal.native(call, payload, inputs));
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith(`${NATIVE_OFF_THREAD}:`)) throw err;
-      return answerOf(internal.nativeOffThread(call, payload, inputs));
-    }
+    return answerOf(internal.native(call, payload, inputs, long));
   } catch (err) {
     throw nodeError(err);
   }

@@ -5,7 +5,7 @@ import { INTERNAL, type Internal } from '../internal';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
-const log = (level: 'info' | 'error' | 'warn', text: string) => internal.host.log(internal.current.requestId, level, text);
+const log = (level: 'info' | 'error' | 'warn', text: string) => internal.log(level, text);
 
 type ProcessObject = Record<string, unknown> & { env: Record<string, string> };
 

@@ -217,7 +217,7 @@ export class SubtleCrypto {
 
 const SUBTLE_KEY = {};
 const subtle = new SubtleCrypto(SUBTLE_KEY);
-const random = makeCrypto(internal.host) as { getRandomValues<T>(a: T): T; randomUUID(): string };
+const random = makeCrypto(internal.random) as { getRandomValues<T>(a: T): T; randomUUID(): string };
 
 export class Crypto {
   constructor(key?: unknown) {

@@ -108,6 +108,13 @@ export function capMemories(source: unknown, capPages: number, CompileError: Err
   return { bytes: out, reservedPages };
 }
 
+/** Gives `guarded` the place of `original`: its prototype, and that prototype's `constructor`. */
+function takePlace(guarded: unknown, original: unknown): void {
+  const prototype = (original as { prototype: object }).prototype;
+  (guarded as { prototype: object }).prototype = prototype;
+  Object.defineProperty(prototype, 'constructor', { __proto__: null, value: guarded, writable: true, configurable: true, enumerable: false } as PropertyDescriptor);
+}
+
 /** A guarded WebAssembly namespace over the isolate's own. */
 export function guardedWebAssembly(native: Native, limitMb: () => number): Record<string, unknown> {
   const capPages = () => Math.floor((limitMb() * 2 ** 20) / PAGE);
@@ -142,17 +149,19 @@ export function guardedWebAssembly(native: Native, limitMb: () => number): Recor
     const initial = Number(descriptor?.initial);
     const maximum = Math.min(descriptor?.maximum === undefined ? capPages() : Number(descriptor.maximum), capPages());
     if (initial > maximum) throw new RangeError(`WebAssembly.Memory(): ${initial} pages are over the function's memory limit of ${limitMb()} MB`);
-    const memory = new native.Memory({ initial, maximum });
+    // A descriptor without a prototype: V8 reads `shared` (and the index type) from it, which
+    // Object.prototype could otherwise answer.
+    const memory = new native.Memory({ __proto__: null, initial, maximum } as { initial: number; maximum: number });
     reserve(maximum, memory);
     return memory;
   }
   // The guarded constructors take the native ones' places, `constructor` of their prototypes
   // included: that is how a module or memory would otherwise lead back to the unguarded ones.
-  for (const [guarded, original] of [[Module, native.Module], [Instance, native.Instance], [Memory, native.Memory]] as const) {
-    const prototype = (original as unknown as { prototype: object }).prototype;
-    (guarded as unknown as { prototype: object }).prototype = prototype;
-    Object.defineProperty(prototype, 'constructor', { value: guarded, writable: true, configurable: true, enumerable: false });
-  }
+  // One by one, not over an array: this runs when user code has run, and iterating an array would
+  // hand each pair to an iterator user code can replace.
+  takePlace(Module, native.Module);
+  takePlace(Instance, native.Instance);
+  takePlace(Memory, native.Memory);
   for (const name of ['exports', 'imports', 'customSections']) (Module as unknown as Record<string, unknown>)[name] = (native.Module as unknown as Record<string, unknown>)[name];
 
   const compile = async (source: unknown) => new (Module as unknown as new (s: unknown) => object)(source);
