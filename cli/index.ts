@@ -19,7 +19,7 @@ const out = (text: string) => process.stdout.write(text);
 
 function serveArgs(options: Record<string, unknown>): string[] {
   const args: string[] = [];
-  for (const key of ['port', 'host', 'data', 'store', 'advertiseUrl', 'workers', 'warmMemory', 'maxWorkerRss', 'maxInstances', 'keepVersions', 'metricsToken', 'accountMaxInflight', 'accountRate', 'accountBurst'] as const) {
+  for (const key of ['port', 'consolePort', 'consoleOrigin', 'host', 'data', 'store', 'advertiseUrl', 'workers', 'warmMemory', 'maxWorkerRss', 'maxInstances', 'keepVersions', 'metricsToken', 'accountMaxInflight', 'accountRate', 'accountBurst'] as const) {
     if (options[key] !== undefined) args.push(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, String(options[key]));
   }
   if (options.allowPrivateEgress) args.push('--allow-private-egress');
@@ -120,6 +120,8 @@ export function buildCli() {
 
   cli.command('serve', 'Run the islet server')
     .option('--port <port>', 'Port (default 8080, or $PORT)')
+    .option('--console-port <port>', "The web console's own port (default: the port + 1, or $ISLET_CONSOLE_PORT; 0: no console)")
+    .option('--console-origin <url>', 'Where browsers reach the console behind a proxy, as https://console.example.com (or $ISLET_CONSOLE_ORIGIN)')
     .option('--host <host>', 'Address to listen on (default 127.0.0.1, or $HOST)')
     .option('--data <dir>', 'Data directory (default ./.islet-data, or $ISLET_DATA)')
     .option('--store <url>', 'postgres://… shared by several nodes (default: the data directory, or $ISLET_STORE)')

@@ -52,3 +52,27 @@ export interface FunctionStatsAnswer extends HistoryWindow {
   warmInstances: number;
   warmMemoryBytes: number;
 }
+
+/** What the console sends to its port's POST /console/invoke to call a function: the request, as data. */
+export interface ConsoleCall {
+  account: string;
+  function: string;
+  method: string;
+  /** After the function's name (`/items/7`), as on the wire: percent-encoded, no query. */
+  path: string;
+  /** Without the `?`. */
+  query: string;
+  headers: Record<string, string>;
+  /** The request body, base64. */
+  body: string;
+}
+
+/** The function's answer, as the console gets it: data in a JSON document, never a response of its own. */
+export interface ConsoleAnswer {
+  status: number;
+  statusText: string;
+  /** Every header the function port would send, in its order (Content-Length included). */
+  headers: [string, string][];
+  /** The body, base64 (empty for HEAD, as on the wire). */
+  body: string;
+}

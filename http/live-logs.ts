@@ -22,6 +22,8 @@ const DEFAULT_BACKLOG = 100;
 const MAX_BACKLOG = 1_000;
 /** Streams open at once in this process: each holds a connection, a timer and a cursor per log file. */
 const MAX_STREAMS = 256;
+/** Both ports' streams (the function port's and the console's). */
+let open = 0;
 
 /** Checks that `key` may read the logs of `account`'s function `name` (throws a ServiceError when not). */
 export type LogsAccess = (account: string, name: string, key: string | undefined) => void;
@@ -49,7 +51,6 @@ export function logsAccess(engine: Engine): LogsAccess {
  * send the key header), not EventSource (which cannot).
  */
 export function addLiveLogsRoute(app: TemplatedApp, engine: Engine, access: LogsAccess): void {
-  let open = 0;
   app.get('/v2/accounts/:account/functions/:name/logs/live', (res, req) => {
     const account = req.getParameter(0) ?? '';
     const name = safeDecode(req.getParameter(1) ?? '');

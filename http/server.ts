@@ -2,16 +2,16 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import { Engine, errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
+import { writeAnswerHeaders } from './answer';
 import { readBody, readHeaders } from './body';
-import { addConsoleRoutes } from './console';
+import { addConsolePortRoutes, addConsoleRedirect, hostNameOf } from './console-app';
 import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
-import { DOCUMENT_SANDBOX, needsDocumentSandbox } from './document-sandbox';
 import { ActiveCounter, quiet } from './in-flight';
-import { closeConnections, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
-import { loadUws } from './uws';
+import { closeConnections, statusLine, writeBody, writeResponse, type ResponseState } from './respond';
+import { loadUws, type Uws } from './uws';
 
 export interface ServerOptions {
   engine: Engine;
@@ -24,11 +24,21 @@ export interface ServerOptions {
   metricsToken?: string;
   /** The other workers on the port: `/metrics` and function stats add their figures up. */
   peers?: Peers;
+  /** The console's own port (0 picks a free one). Without it the server serves no console. */
+  consolePort?: number;
+  /**
+   * Where browsers reach the console (`https://console.example.com`, behind a proxy), for the
+   * function port's /console redirect; default `http://<the host the request named>:<consolePort>`.
+   */
+  consoleOrigin?: string;
 }
 
 export interface RunningServer {
   port: number;
   url: string;
+  /** The console's port and its address on this machine (undefined: no console). */
+  consolePort: number | undefined;
+  consoleUrl: string | undefined;
   /** Requests being answered now. */
   readonly active: number;
   close(): void;
@@ -55,18 +65,30 @@ const IDLE_MS = 100;
 
 const NO_BODY = Buffer.alloc(0);
 
-/** Starts the HTTP server: `/v2/run/…` invocations, the management API, `/healthz` and the web console. */
-export function startServer(options: ServerOptions): Promise<RunningServer> {
+/**
+ * Starts the HTTP server: `/v2/run/…` invocations, the management API, `/metrics` and `/healthz`
+ * on the function port, and the web console on a port of its own (http/console-app.ts).
+ */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const uws = loadUws();
   const { engine } = options;
   const app: TemplatedApp = uws.App();
   const counter = new ActiveCounter();
+  const shownHost = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+  const urlOf = (port: number) => `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+  let port = 0;
+  let consolePort: number | undefined;
 
   app.any('/v2/run/*', (res, req) => handleRun(engine, res, req, counter));
   addManagementRoutes(app, engine, counter, options.peers);
   addMetricsRoute(app, engine, options.metricsToken, options.peers);
   addLiveLogsRoute(app, engine, logsAccess(engine));
-  addConsoleRoutes(app);
+  addConsoleRedirect(app, (host) => {
+    if (options.consoleOrigin !== undefined) return `${options.consoleOrigin}/console/`;
+    if (consolePort === undefined) return undefined;
+    const name = hostNameOf(host);
+    return `${name === undefined ? urlOf(consolePort) : `http://${name}:${consolePort}`}/console/`;
+  });
   app.get('/healthz', (res) => {
     const state = { aborted: false };
     res.onAborted(() => (state.aborted = true));
@@ -83,47 +105,60 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
     send(res, state, errorResponse(new ServiceError('ERR_NOT_FOUND', `no route for ${url}`), newRequestId(), 0), head);
   });
 
+  const main = await listen(uws, app, options.host, options.port, 'the port');
+  port = main.port;
+  engine.addSelfPort(port);
+  const sockets = [main.socket];
+  if (options.consolePort !== undefined) {
+    const consoleApp: TemplatedApp = uws.App();
+    addConsolePortRoutes(consoleApp, engine, counter, () => urlOf(port), options.peers);
+    try {
+      const own = await listen(uws, consoleApp, options.host, options.consolePort, "the console's port");
+      consolePort = own.port;
+      sockets.push(own.socket);
+    } catch (err) {
+      uws.us_listen_socket_close(main.socket);
+      throw err;
+    }
+  }
+  let listening = true;
+  const stopListening = () => {
+    if (listening) for (const socket of sockets) uws.us_listen_socket_close(socket);
+    listening = false;
+  };
+  return {
+    port,
+    url: urlOf(port),
+    consolePort,
+    consoleUrl: consolePort === undefined ? undefined : urlOf(consolePort),
+    get active() {
+      return counter.active;
+    },
+    close: stopListening,
+    drain: () => {
+      stopListening();
+      closeConnections.now = true;
+      return quiet(counter, DRAIN_LINGER_MS);
+    },
+    idle: () => quiet(counter, IDLE_MS),
+  };
+}
+
+function listen(uws: Uws, app: TemplatedApp, host: string, port: number, what: string): Promise<{ socket: us_listen_socket; port: number }> {
   return new Promise((resolve, reject) => {
-    app.listen(options.host, options.port, (socket: us_listen_socket | false) => {
-      if (!socket) {
-        reject(new Error(`cannot listen on ${options.host}:${options.port} (is the port in use?)`));
-        return;
-      }
-      const port = uws.us_socket_local_port(socket);
-      engine.addSelfPort(port);
-      const shownHost = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
-      let listening = true;
-      const stopListening = () => {
-        if (listening) uws.us_listen_socket_close(socket);
-        listening = false;
-      };
-      resolve({
-        port,
-        url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
-        get active() {
-          return counter.active;
-        },
-        close: stopListening,
-        drain: () => {
-          stopListening();
-          closeConnections.now = true;
-          return quiet(counter, DRAIN_LINGER_MS);
-        },
-        idle: () => quiet(counter, IDLE_MS),
-      });
+    app.listen(host, port, (socket: us_listen_socket | false) => {
+      if (socket) resolve({ socket, port: uws.us_socket_local_port(socket) });
+      else reject(new Error(`cannot listen on ${host}:${port}, ${what} (is it in use?)`));
     });
   });
 }
 
-/** Writes an invocation's response with its `X-Service-*` headers (SPEC §2; X-Service-Version once a version was chosen). */
+/** Writes an invocation's response with its `X-Service-*` headers (http/answer.ts). */
 function send(res: HttpResponse, state: ResponseState, response: InvokeResponse, head: boolean): void {
   if (state.aborted) return;
   res.cork(() => {
-    writeHead(res, response.status, response.headers);
-    res.writeHeader('X-Service-Request-ID', response.requestId);
-    res.writeHeader('X-Service-Duration-Usecs', response.durationUs.toFixed(3));
-    if (response.version !== undefined) res.writeHeader('X-Service-Version', String(response.version));
-    if (needsDocumentSandbox(response.headers)) res.writeHeader('Content-Security-Policy', DOCUMENT_SANDBOX);
+    res.writeStatus(statusLine(response.status));
+    writeAnswerHeaders(res, response);
     writeBody(res, state, response.body, head);
   });
 }

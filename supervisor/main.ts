@@ -1,7 +1,7 @@
 import { DEFAULT_LIMITS } from '../engine/limits';
 import { openStore } from './compose';
 import { parseServeOptions, type ServeOptions } from './options';
-import { assertPortFree, pickFreePort } from './port';
+import { claimPorts } from './port';
 import { Supervisor } from './supervisor';
 
 /**
@@ -11,15 +11,15 @@ import { Supervisor } from './supervisor';
  */
 export async function serve(argv: string[] = process.argv.slice(2)): Promise<void> {
   const options = parseServeOptions(argv);
-  if (options.port === 0) options.port = await pickFreePort(options.host);
-  else await assertPortFree(options.host, options.port);
+  Object.assign(options, await claimPorts(options.host, options.port, options.consolePort));
   await ensureFirstAccount(options);
   const supervisor = new Supervisor(options, DEFAULT_LIMITS.maxTimeoutMs);
-  const port = await supervisor.start();
+  const { port, consolePort } = await supervisor.start();
   const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const urlOf = (p: number) => `http://${host.includes(':') ? `[${host}]` : host}:${p}`;
   const store = options.storeUrl === undefined ? `data: ${options.dataDir}` : `store: ${redact(options.storeUrl)}, cache: ${options.dataDir}`;
-  console.log(`islet listening on ${url} (${options.workers} worker${options.workers === 1 ? '' : 's'}, ${store})`);
+  console.log(`islet listening on ${urlOf(port)} (${options.workers} worker${options.workers === 1 ? '' : 's'}, ${store})`);
+  console.log(consoleLine(options.consoleOrigin, consolePort === undefined ? undefined : urlOf(consolePort)));
   let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
     if (++signals > 1) {
@@ -54,6 +54,13 @@ async function ensureFirstAccount(options: ServeOptions): Promise<void> {
   } finally {
     await store.close();
   }
+}
+
+/** Where to open the console, printed at start. */
+function consoleLine(origin: string | undefined, local: string | undefined): string {
+  if (local === undefined) return `console: none on this server (--console-port 0)${origin ? `; /console leads to ${origin}/console/` : ''}`;
+  if (origin === undefined) return `console on ${local}/console/ (an origin of its own: function pages never share it)`;
+  return `console on ${origin}/console/ (its port here: ${local})`;
 }
 
 function redact(url: string): string {

@@ -6,7 +6,7 @@ import type { StoreChange } from '../engine/store/store';
  *
  * worker -> supervisor
  *   note  hello                     the worker listens for changes (sent before its store loads)
- *   note  ready {port}              it serves
+ *   note  ready {port, consolePort} it serves
  *   note  fatal {message}           it cannot start (the port is taken)
  *   note  stats WorkerStats         every second
  *   req   lock {name}               a store lock, granted in turn across workers
@@ -33,7 +33,10 @@ export interface WorkerConfig {
   logWriter: number;
   host: string;
   port: number;
-  /** Check that no other program holds the port before listening (no sibling holds it yet). */
+  /** The console's port (undefined: no console). */
+  consolePort: number | undefined;
+  consoleOrigin: string | undefined;
+  /** Check that no other program holds the ports before listening (no sibling holds them yet). */
   probe: boolean;
   /** Open the engine, then wait for `listen` before listening (the first worker checks the port first). */
   waitToListen: boolean;

@@ -7,6 +7,10 @@ import { DEFAULT_LIMITS, type Limits } from '../engine/limits';
 export interface ServeOptions {
   host: string;
   port: number;
+  /** The console's own port (0: a free one, picked at start); undefined: no console. */
+  consolePort: number | undefined;
+  /** Where browsers reach the console, when a proxy puts it elsewhere (`https://console.example.com`). */
+  consoleOrigin: string | undefined;
   dataDir: string;
   /** `postgres://…`: a store shared by several nodes (default: the data directory). */
   storeUrl: string | undefined;
@@ -44,6 +48,8 @@ export function parseServeOptions(argv: string[]): ServeOptions {
     options: {
       port: { type: 'string', default: env.PORT ?? '8080' },
       host: { type: 'string', default: env.HOST ?? '127.0.0.1' },
+      'console-port': { type: 'string', default: env.ISLET_CONSOLE_PORT || undefined },
+      'console-origin': { type: 'string', default: env.ISLET_CONSOLE_ORIGIN || undefined },
       data: { type: 'string', default: env.ISLET_DATA ?? path.join(process.cwd(), '.islet-data') },
       store: { type: 'string', default: env.ISLET_STORE || undefined },
       'advertise-url': { type: 'string', default: env.ISLET_ADVERTISE_URL || undefined },
@@ -68,6 +74,8 @@ export function parseServeOptions(argv: string[]): ServeOptions {
   return {
     host: values.host!,
     port,
+    consolePort: consolePortOf(values['console-port'], port),
+    consoleOrigin: values['console-origin'] === undefined ? undefined : originOf(values['console-origin']),
     dataDir: path.resolve(values.data!),
     storeUrl: values.store,
     advertiseUrl: values['advertise-url'],
@@ -86,4 +94,33 @@ export function parseServeOptions(argv: string[]): ServeOptions {
       ...(values['account-burst'] === undefined ? {} : { accountBurst: whole(values['account-burst'], '--account-burst', 0) }),
     },
   };
+}
+
+/**
+ * `--console-port`: default the port + 1 (a free port when the port is 0, picked at start); 0
+ * turns the console off.
+ */
+function consolePortOf(value: string | undefined, port: number): number | undefined {
+  if (value === undefined) {
+    if (port === 0) return 0;
+    if (port === 65535) throw new Error('--console-port: the default, the port + 1, is past 65535: choose one (0: no console)');
+    return port + 1;
+  }
+  const consolePort = whole(value, '--console-port', 0, 65535);
+  if (consolePort !== 0 && consolePort === port) throw new Error(`--console-port: ${consolePort} is the function port; the console needs a port of its own (0: no console)`);
+  return consolePort === 0 ? undefined : consolePort;
+}
+
+/** `--console-origin`: scheme, host and port only (`https://console.example.com`), as browsers name an origin. */
+function originOf(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/' || url.search || url.hash || url.username || url.password || value.includes('?') || value.includes('#')) {
+    throw new Error(`--console-origin: ${JSON.stringify(value)} is not an origin: scheme, host and port only, as in https://console.example.com`);
+  }
+  return url.origin;
 }

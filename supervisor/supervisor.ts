@@ -33,8 +33,14 @@ interface Worker {
   /** The worker it is starting to replace (until it is ready). */
   replacing: Worker | undefined;
   fatal: string | undefined;
-  ready: Promise<number>;
+  ready: Promise<Ports>;
   exited: Promise<void>;
+}
+
+/** The ports a worker listens on (the console's undefined when there is no console). */
+interface Ports {
+  port: number;
+  consolePort: number | undefined;
 }
 
 interface Slot {
@@ -52,10 +58,10 @@ interface Lock {
 }
 
 /**
- * The primary process of `islet serve`: runs N workers on one port and keeps them running. It
- * replaces a worker that exits (with backoff when it crash-loops), drains and replaces one that
- * had a fatal out-of-memory or passed the RSS ceiling, drains them all on SIGTERM/SIGINT, and
- * replaces them one at a time on SIGHUP. It also carries what the workers share: the store's
+ * The primary process of `islet serve`: runs N workers on one port (and the console's) and keeps
+ * them running. It replaces a worker that exits (with backoff when it crash-loops), drains and
+ * replaces one that had a fatal out-of-memory or passed the RSS ceiling, drains them all on
+ * SIGTERM/SIGINT, and replaces them one at a time on SIGHUP. It also carries what the workers share: the store's
  * locks, its changes (a write returns once every worker has applied it), log flushes and health.
  */
 export class Supervisor {
@@ -64,6 +70,7 @@ export class Supervisor {
   private readonly locks = new Map<string, Lock>();
   private readonly workerLimits: Partial<Limits>;
   private port: number;
+  private consolePort: number | undefined;
   private stopping: Promise<void> | undefined;
   private rolling: Promise<void> | undefined;
 
@@ -72,6 +79,7 @@ export class Supervisor {
     private readonly maxTimeoutMs: number,
   ) {
     this.port = options.port;
+    this.consolePort = options.consolePort;
     this.slots = Array.from({ length: options.workers }, (_, i) => ({ index: i + 1, worker: undefined, restarts: 0, failures: 0, timer: undefined }));
     this.workerLimits = {
       maxWarmMemoryMb: Math.floor(options.warmMemoryMb / options.workers),
@@ -83,18 +91,18 @@ export class Supervisor {
   }
 
   /**
-   * Starts every worker at once; resolves with the port once all serve. The others open their
-   * engines meanwhile, but listen only after the first has checked that the port is free and
-   * holds it.
+   * Starts every worker at once; resolves with the ports once all serve. The others open their
+   * engines meanwhile, but listen only after the first has checked that the ports are free and
+   * holds them.
    */
-  async start(): Promise<number> {
+  async start(): Promise<{ port: number; consolePort: number | undefined }> {
     const [first, ...rest] = this.slots;
     const firstWorker = this.spawn(first!, true);
     const others = rest.map((slot) => this.spawn(slot, false, undefined, true));
-    this.port = await firstWorker.ready.catch((err: Error) => this.abort(err));
+    ({ port: this.port, consolePort: this.consolePort } = await firstWorker.ready.catch((err: Error) => this.abort(err)));
     for (const worker of others) void worker.helloed.then(() => worker.channel.notify('listen'));
     await Promise.all(others.map((w) => w.ready)).catch((err: Error) => this.abort(err));
-    return this.port;
+    return { port: this.port, consolePort: this.consolePort };
   }
 
   /** SIGTERM/SIGINT: every worker stops taking connections, finishes its calls, writes its logs and exits. */
@@ -139,6 +147,8 @@ export class Supervisor {
       logWriter: this.freeLogWriter(),
       host: this.options.host,
       port: this.port,
+      consolePort: this.consolePort,
+      consoleOrigin: this.options.consoleOrigin,
       probe,
       waitToListen,
       dataDir: this.options.dataDir,
@@ -156,7 +166,7 @@ export class Supervisor {
       env: { ...process.env, ISLET_WORKER: JSON.stringify(config) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    let markReady: (port: number) => void = () => undefined;
+    let markReady: (ports: Ports) => void = () => undefined;
     let failStart: (err: Error) => void = () => undefined;
     let markExited: () => void = () => undefined;
     let markHello: () => void = () => undefined;
@@ -173,7 +183,7 @@ export class Supervisor {
       recycling: undefined,
       replacing,
       fatal: undefined,
-      ready: new Promise<number>((resolve, reject) => {
+      ready: new Promise<Ports>((resolve, reject) => {
         markReady = resolve;
         failStart = reject;
       }),
@@ -191,16 +201,16 @@ export class Supervisor {
     return worker;
   }
 
-  private listen(worker: Worker, markReady: (port: number) => void, markHello: () => void): void {
+  private listen(worker: Worker, markReady: (ports: Ports) => void, markHello: () => void): void {
     const { channel } = worker;
     channel.handle('hello', () => {
       worker.hello = true;
       markHello();
     });
-    channel.handle('ready', ({ port }: { port: number }) => {
+    channel.handle('ready', (ports: Ports) => {
       worker.state = 'ready';
       worker.replacing = undefined;
-      markReady(port);
+      markReady(ports);
     });
     channel.handle('fatal', ({ message }: { message: string }) => void (worker.fatal = message));
     channel.handle('stats', (stats: WorkerStats) => {
@@ -272,7 +282,7 @@ export class Supervisor {
     void worker.exited.then(() => clearTimeout(kill));
   }
 
-  /** Some worker holds the port (a new one then joins it instead of checking that it is free). */
+  /** Some worker holds the ports (a new one then joins them instead of checking that they are free). */
   private listening(): boolean {
     for (const worker of this.live) if (worker.state === 'ready') return true;
     return false;

@@ -1,8 +1,8 @@
 /**
  * A worker process: the composition root of one serving engine under the supervisor. It opens the
  * engine on the shared data directory (locks and changes go through the supervisor), listens on
- * the shared port, reports its stats every second, and drains when asked, when the supervisor
- * goes away, or on SIGTERM/SIGINT.
+ * the shared ports (the function port and the console's), reports its stats every second, and
+ * drains when asked, when the supervisor goes away, or on SIGTERM/SIGINT.
  */
 import type { Engine } from '../engine/engine';
 import { catastrophes } from '../engine/isolate/instance';
@@ -14,7 +14,7 @@ import { advertisedUrl, type ClusterLogs } from './cluster-logs';
 import { openEngine } from './compose';
 import { ChannelCoordinator } from './coordinator';
 import type { WorkerConfig, WorkerReport, WorkerStats } from './messages';
-import { assertPortFree } from './port';
+import { assertPortFree, CONSOLE_PORT_HINT } from './port';
 
 const STATS_MS = 1000;
 const CLOSE_MS = 10_000;
@@ -103,6 +103,7 @@ async function main(): Promise<void> {
   if (config.probe) {
     try {
       await assertPortFree(config.host, config.port);
+      if (config.consolePort !== undefined) await assertPortFree(config.host, config.consolePort, "the console's port", CONSOLE_PORT_HINT);
     } catch (err) {
       channel.notify('fatal', { message: (err as Error).message });
       setTimeout(() => process.exit(1), 100);
@@ -113,6 +114,8 @@ async function main(): Promise<void> {
     engine,
     host: config.host,
     port: config.port,
+    consolePort: config.consolePort,
+    consoleOrigin: config.consoleOrigin,
     metricsToken: config.metricsToken,
     peers: { gather: (op, body) => channel.request('gather', { op, body }) },
     health: async () => {
@@ -122,7 +125,7 @@ async function main(): Promise<void> {
   });
   server = running;
   cluster?.start(config.advertiseUrl ?? advertisedUrl(config.host, running.port));
-  channel.notify('ready', { port: running.port });
+  channel.notify('ready', { port: running.port, consolePort: running.consolePort });
   setInterval(() => channel.notify('stats', stats()), STATS_MS).unref();
 }
 

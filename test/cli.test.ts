@@ -255,7 +255,7 @@ t.test('--help lists every verb, and every verb has --help with its options', as
     logs: ['--since', '--tail'],
     login: ['--url', '--account', '--key'],
     perf: ['--number', '--concurrency'],
-    serve: ['--port', '--host', '--data'],
+    serve: ['--port', '--console-port', '--console-origin', '--host', '--data'],
     account: ['--data', '--json'],
   };
   for (const [verb, flags] of Object.entries(options)) {

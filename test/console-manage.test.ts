@@ -71,7 +71,7 @@ function run(): void {
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
     });
-    await signIn(page, s.url, s.accountId, s.apiKey);
+    await signIn(page, s.consoleUrl, s.accountId, s.apiKey);
   });
   t.teardown(async () => {
     await browser?.close();
@@ -177,7 +177,7 @@ function run(): void {
   t.test('an invoke key may call functions, and the pages say what needs an admin key', async (t) => {
     const { apiKey } = await s.engine.manage.createKey(s.accountId, { name: 'caller', scope: 'invoke' });
     const invokePage = await browser.newPage();
-    await signIn(invokePage, s.url, s.accountId, apiKey);
+    await signIn(invokePage, s.consoleUrl, s.accountId, apiKey);
     t.match(await invokePage.getByRole('note').first().textContent(), /invoke.*key.*admin/s, 'the limits of the scope are said');
     await invokePage.getByLabel('Function name').fill('greeter');
     await invokePage.getByRole('button', { name: 'Open' }).click();
@@ -205,7 +205,7 @@ function run(): void {
   t.test("revoking the session's own key signs the tab out", async (t) => {
     const { apiKey } = await s.engine.manage.createKey(s.accountId, { name: 'temporary-admin', scope: 'admin' });
     const own = await browser.newPage();
-    await signIn(own, s.url, s.accountId, apiKey);
+    await signIn(own, s.consoleUrl, s.accountId, apiKey);
     await own.getByRole('link', { name: 'Keys' }).click();
     await own.getByRole('button', { name: 'Revoke key temporary-admin' }).click();
     await own.getByRole('button', { name: 'Revoke temporary-admin' }).click();

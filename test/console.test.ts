@@ -62,11 +62,12 @@ function run(): void {
     await s?.stop();
   });
 
-  t.test('the console is served by the server with a strict Content-Security-Policy', async (t) => {
-    const redirect = await fetch(`${s.url}/console`, { redirect: 'manual' });
+  t.test('the console is served on its own port with a strict Content-Security-Policy', async (t) => {
+    t.not(s.consoleUrl, s.url, 'an origin of its own');
+    const redirect = await fetch(`${s.consoleUrl}/console`, { redirect: 'manual' });
     t.equal(redirect.status, 308);
     t.equal(redirect.headers.get('location'), '/console/');
-    const res = await fetch(`${s.url}/console/`);
+    const res = await fetch(`${s.consoleUrl}/console/`);
     t.equal(res.status, 200);
     t.match(res.headers.get('content-type'), /text\/html/);
     const csp = res.headers.get('content-security-policy') ?? '';
@@ -78,15 +79,15 @@ function run(): void {
     t.notMatch(html, /<script>|<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script in the page');
     const script = /src="(app-[A-Z0-9]+\.js)"/.exec(html)?.[1];
     t.ok(script, 'the page loads its script by a content-hashed name');
-    const js = await fetch(`${s.url}/console/${script}`, { headers: { 'accept-encoding': 'gzip' } });
+    const js = await fetch(`${s.consoleUrl}/console/${script}`, { headers: { 'accept-encoding': 'gzip' } });
     t.equal(js.status, 200);
     t.match(js.headers.get('cache-control'), /immutable/);
-    const missingFile = await fetch(`${s.url}/console/nope.js`);
+    const missingFile = await fetch(`${s.consoleUrl}/console/nope.js`);
     t.equal(missingFile.status, 404);
   });
 
   t.test('sign-in refuses a bad key and keeps a good one in sessionStorage only', async (t) => {
-    await page.goto(`${s.url}/console/`);
+    await page.goto(`${s.consoleUrl}/console/`);
     await page.getByLabel('Account id').fill(s.accountId);
     await page.getByLabel('API key').fill('not-a-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -204,7 +205,7 @@ function run(): void {
     const title = await page.title();
     t.match(title, /^blocked SecurityError/, `the page's script ran in an origin of its own (${title})`);
     t.notMatch(title, s.apiKey);
-    await page.goto(`${s.url}/console/`);
+    await page.goto(`${s.consoleUrl}/console/`);
     await page.getByRole('heading', { name: 'Functions' }).waitFor();
     t.pass('back in the console, still signed in');
   });
@@ -219,12 +220,12 @@ function run(): void {
   });
 
   t.test('the live logs route checks the key as the management API does', async (t) => {
-    const path = `${s.url}/v2/accounts/${s.accountId}/functions/greeter/logs/live`;
+    const path = `${s.consoleUrl}/v2/accounts/${s.accountId}/functions/greeter/logs/live`;
     t.equal((await fetch(path)).status, 401, 'no key');
     t.equal((await fetch(path, { headers: { 'X-Service-Api-Key': 'wrong' } })).status, 403, 'a bad key');
     const other = await s.engine.createAccount();
     t.equal((await fetch(path, { headers: { 'X-Service-Api-Key': other.apiKey } })).status, 403, "another account's key");
-    const missingFn = await fetch(`${s.url}/v2/accounts/${s.accountId}/functions/nope/logs/live`, { headers: { 'X-Service-Api-Key': s.apiKey } });
+    const missingFn = await fetch(`${s.consoleUrl}/v2/accounts/${s.accountId}/functions/nope/logs/live`, { headers: { 'X-Service-Api-Key': s.apiKey } });
     t.equal(missingFn.status, 404);
     t.equal(((await missingFn.json()) as { errorCode: string }).errorCode, 'ERR_NO_SUCH_FUNCTION');
   });

@@ -48,6 +48,26 @@ t.test('the port is exclusive: a second islet, or any other program on it, makes
   t.equal((await s.call('nothing')).status, 404, 'the running islet still answers');
 });
 
+t.test("the console's port is exclusive too, and served by the workers", async (t) => {
+  const other = createServer();
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+  const otherPort = (other.address() as { port: number }).port;
+  const taken = spawn(process.execPath, serveArgs(s.dataDir, ['--workers', '1', '--console-port', String(otherPort)]), { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  taken.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  t.equal(await new Promise((r) => taken.once('exit', r)), 1);
+  t.match(stderr, `the console's port ${otherPort} is in use`);
+  t.match(stderr, /--console-port chooses another/);
+  other.close();
+  t.match(s.stdout, `console on ${s.consoleUrl}/console/`, 'the console is printed at start');
+  t.not(new URL(s.consoleUrl).port, String(s.port));
+  const page = await fetch(`${s.consoleUrl}/console/`);
+  t.equal(page.status, 200);
+  t.match(await page.text(), /<title>islet console<\/title>/);
+  const who = await fetch(`${s.consoleUrl}/v2/whoami`, { headers: { 'X-Service-Api-Key': s.apiKey } });
+  t.match(await who.json(), { accountId: s.accountId });
+});
+
 t.test('a deploy through one worker is served by every worker on the next call', async (t) => {
   for (const version of ['v1', 'v2', 'v3']) {
     const res = await s.deploy('spread', `exports.handler = () => ${JSON.stringify(version)};\n`);

@@ -3,7 +3,7 @@
  * X-Service-Api-Key header (never in a URL or a cookie), errors as `ApiError` with the server's code.
  */
 
-import type { KeyScope } from '../../engine/wire';
+import type { ConsoleAnswer, ConsoleCall, KeyScope } from '../../engine/wire';
 
 export type { KeyScope };
 
@@ -95,4 +95,47 @@ export async function readAnswer<T>(response: Response): Promise<T> {
 /** Checks a key with the server: its account, and its name and scope when the server has scoped keys. */
 export async function whoami(key: string): Promise<{ accountId: string; key?: { name: string; scope: KeyScope } }> {
   return api(key, 'GET', '/v2/whoami');
+}
+
+/** A function's answer as the invoke form shows it. */
+export interface FunctionAnswer {
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  body: Uint8Array;
+}
+
+/**
+ * Calls a function through the console's port (POST /console/invoke): the request and the answer
+ * travel as JSON, so no answer of a function is ever a response of the console's origin. Throws
+ * ApiError when the console's port refuses the request itself (not when the function refuses it).
+ */
+export async function invokeFunction(call: Omit<ConsoleCall, 'body'> & { body: Uint8Array }): Promise<FunctionAnswer> {
+  let response: Response;
+  try {
+    response = await fetch('/console/invoke', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...call, body: toBase64(call.body) } satisfies ConsoleCall),
+      cache: 'no-store',
+    });
+  } catch (err) {
+    throw new ApiError(0, 'ERR_NETWORK', `the server cannot be reached (${(err as Error).message})`);
+  }
+  const answer = await readAnswer<ConsoleAnswer>(response);
+  return { ...answer, body: fromBase64(answer.body) };
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  // In slices: String.fromCharCode takes its arguments on the stack.
+  for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
+  return btoa(binary);
+}
+
+function fromBase64(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
 }

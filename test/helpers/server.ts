@@ -21,6 +21,8 @@ export interface TestServer {
   engine: Engine;
   server: RunningServer;
   url: string;
+  /** The console's origin (its own port): the console is at `${consoleUrl}/console/`. */
+  consoleUrl: string;
   dataDir: string;
   accountId: string;
   apiKey: string;
@@ -70,11 +72,12 @@ export async function reopenTestServer(dataDir: string, accountId: string, apiKe
 }
 
 async function attach(engine: Engine, store: Store, dataDir: string, accountId: string, apiKey: string, metricsToken?: string): Promise<TestServer> {
-  const server = await startServer({ engine, host: '127.0.0.1', port: 0, metricsToken });
+  const server = await startServer({ engine, host: '127.0.0.1', port: 0, consolePort: 0, metricsToken });
   const t: TestServer = {
     engine,
     server,
     url: server.url,
+    consoleUrl: server.consoleUrl!,
     dataDir,
     accountId,
     apiKey,

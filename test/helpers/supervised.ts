@@ -25,6 +25,8 @@ export interface Health {
 export interface Supervised {
   url: string;
   port: number;
+  /** The console's origin (its own port); empty when started without one. */
+  consoleUrl: string;
   accountId: string;
   apiKey: string;
   dataDir: string;
@@ -63,7 +65,9 @@ export function startSupervised(extra: string[] = [], env: NodeJS.ProcessEnv = {
     void exited.then((code) => reject(new Error(`islet serve exited with ${code}: ${stderr}`)));
     const poll = setInterval(() => {
       const m = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (!m) return;
+      // The line after it says where the console is (or that there is none).
+      if (!m || !/^console\b.*\n/m.test(stdout)) return;
+      const consoleUrl = /^console on (http:\/\/\S+)\/console\//m.exec(stdout)?.[1] ?? '';
       clearInterval(poll);
       const url = m[1]!;
       const accountId = /account id: (\S+)/.exec(stdout)?.[1] ?? '';
@@ -72,6 +76,7 @@ export function startSupervised(extra: string[] = [], env: NodeJS.ProcessEnv = {
       resolve({
         url,
         port: Number(new URL(url).port),
+        consoleUrl,
         accountId,
         apiKey,
         dataDir,

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { Session } from '../api';
+import { invokeFunction, type Session } from '../api';
 import { formatBytes, formatMs, showBytes } from '../format';
 import { ErrorNote } from './feedback';
 
@@ -30,7 +30,18 @@ export function parseHeaderLines(text: string): Record<string, string> {
   return headers;
 }
 
-/** Calls the function from the browser, as any client would, and shows everything it answered, as text. */
+/**
+ * The path and query as a browser would send them (percent-encoded), kept below the function:
+ * `/../x` stays `/x`, as it would in a URL of the function's.
+ */
+export function requestTarget(path: string, query: string): { path: string; query: string } {
+  const cleanPath = path.trim() === '' || path.trim() === '/' ? '' : `/${path.trim().replace(/^\/+/, '')}`;
+  const cleanQuery = query.trim().replace(/^\?/, '');
+  const url = new URL(`${cleanPath || '/'}${cleanQuery ? `?${cleanQuery}` : ''}`, 'http://function.invalid');
+  return { path: url.pathname, query: url.search.slice(1) };
+}
+
+/** Calls the function through the console's port and shows everything it answered, as text. */
 export function InvokeForm({ session, name, isPublic }: { session: Session; name: string; isPublic: boolean }) {
   const [method, setMethod] = useState('POST');
   const [path, setPath] = useState('/');
@@ -63,29 +74,30 @@ export function InvokeForm({ session, name, isPublic }: { session: Session; name
       return;
     }
     if (sendKey) headers['X-Service-Api-Key'] = session.key;
-    const cleanPath = path.trim() === '' || path.trim() === '/' ? '' : `/${path.trim().replace(/^\/+/, '')}`;
-    const cleanQuery = query.trim().replace(/^\?/, '');
-    const url = `/v2/run/${encodeURIComponent(session.accountId)}/${encodeURIComponent(name)}${cleanPath}${cleanQuery ? `?${cleanQuery}` : ''}`;
+    const target = requestTarget(path, query);
     setBusy(true);
     const started = performance.now();
     try {
-      // A redirect is not followed: the key header would go with it, wherever it points.
-      const response = await fetch(url, { method, headers, body: noBody ? undefined : body, cache: 'no-store', redirect: 'manual' });
-      if (response.type === 'opaqueredirect') {
-        setResult(undefined);
-        setError('The function answered with a redirect (3xx). Browsers hide a redirect’s status and headers from pages: call it with curl or "islet invoke" to see them.');
-        return;
-      }
-      const bytes = new Uint8Array(await response.arrayBuffer());
+      // Through the console's port, as data: a redirect is shown, not followed.
+      const answer = await invokeFunction({
+        account: session.accountId,
+        function: name,
+        method,
+        path: target.path,
+        query: target.query,
+        headers,
+        body: noBody ? new Uint8Array() : new TextEncoder().encode(body),
+      });
       const roundTripMs = performance.now() - started;
-      const shown = showBytes(bytes, response.headers.get('content-type'));
-      const usecs = response.headers.get('x-service-duration-usecs');
+      const header = (wanted: string) => answer.headers.find(([k]) => k === wanted)?.[1] ?? null;
+      const shown = showBytes(answer.body, header('content-type'));
+      const usecs = header('x-service-duration-usecs');
       setResult({
-        status: response.status,
-        statusText: response.statusText,
-        headers: [...response.headers.entries()],
+        status: answer.status,
+        statusText: answer.statusText,
+        headers: answer.headers,
         body: shown.text,
-        bytes: bytes.byteLength,
+        bytes: answer.body.byteLength,
         json: shown.json,
         serverUs: usecs === null ? undefined : Number(usecs),
         roundTripMs,
