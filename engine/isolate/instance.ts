@@ -445,7 +445,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
       return;
     }
     this.retire();
-    if (this.state === 'dead') return;
+    // isolated-vm may have disposed it already (over its memory limit): its next failure says so.
+    if (this.state === 'dead' || this.isolate.isDisposed) return;
     const before = this.isolate.cpuTime;
     setTimeout(() => {
       if (this.state === 'dead' || this.isolate.isDisposed) return;
