@@ -1,6 +1,7 @@
 import { checkNodeFlags, enableIsolateFeatures } from './node-flags';
 import { HeldRefusals } from './held-refusals';
 import { HostWorkPool } from './host-work/pool';
+import { LogBudget } from './log-budget';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
 import { ServiceError } from './errors';
 import { Egress } from './egress';
@@ -114,6 +115,8 @@ export class Engine {
   readonly pool: WarmPool;
   readonly keyUses: KeyUseRecorder;
   private readonly heldRefusals: HeldRefusals;
+  /** Each account's share of the log text the server takes per second. */
+  private readonly logBudget: LogBudget;
   /** Versions, traffic and keys (the management API's operations besides deploy and remove). */
   readonly manage: Management;
   readonly history: History | undefined;
@@ -144,12 +147,14 @@ export class Engine {
     this.admission = new Admission(this.catalog, this.limits);
     this.keyUses = new KeyUseRecorder(this.catalog, this.store);
     this.heldRefusals = new HeldRefusals(this.limits.refusalHoldMs, this.limits.accountMaxInFlight);
+    this.logBudget = new LogBudget(this.limits.accountLogCharsPerSec, 4 * this.limits.accountLogCharsPerSec);
     this.manage = new Management(this.store, this.catalog, this.keyUses);
     this.egress = new Egress({
       allowPrivate: options.allowPrivateEgress ?? false,
       selfPorts: () => this.selfPorts,
       maxResponseBytes: this.limits.responseBodyBytes,
       timeoutMs: this.limits.maxTimeoutMs,
+      accountBytesPerSec: this.limits.accountEgressBytesPerSec,
     });
     this.hostWork = new HostWorkPool({ threads: this.limits.hostWorkThreads });
     const context: RuntimeContext = {
@@ -376,8 +381,11 @@ export class Engine {
     const timeoutMs = manifest.timeoutMs ?? this.limits.timeoutMs;
     return {
       hostWork: (task) => this.hostWork.run(manifest.account, task, timeoutMs),
-      log: (requestId, level, message) => this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId, level, message })),
-      fetch: (request, body, budget) => this.egress.fetch(request, body, budget),
+      log: (requestId, level, message) => {
+        if (this.logBudget.take(manifest.account, message.length)) this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId, level, message }));
+        else this.logs.countDropped(logKey);
+      },
+      fetch: (request, body, budget) => this.egress.fetch(request, body, budget, manifest.account),
       invoke: async (payload) => {
         const call = JSON.parse(payload) as { accountId: string; functionName: string; apiKey: string; body: string };
         const res = await this.invoke({

@@ -55,6 +55,13 @@ export interface Limits {
    * from libuv's pool; each account may hold half of them at once (engine/host-work/pool.ts).
    */
   hostWorkThreads: number;
+  /**
+   * Characters of log text each account's functions may hand this process per second (four
+   * seconds' worth at once); past it their lines are dropped and counted (engine/log-budget.ts).
+   */
+  accountLogCharsPerSec: number;
+  /** Response bytes each account's fetches may read per second in this process (as much at once); past it they read more slowly (engine/egress.ts). */
+  accountEgressBytesPerSec: number;
 }
 
 const MiB = 1024 * 1024;
@@ -80,4 +87,6 @@ export const DEFAULT_LIMITS: Limits = {
   maxWarmMemoryMb: 4096,
   pythonSpare: true,
   hostWorkThreads: 2,
+  accountLogCharsPerSec: 1024 * 1024,
+  accountEgressBytesPerSec: 16 * MiB,
 };

@@ -108,6 +108,12 @@ export class LogStore implements LogReader {
     this.suffix = options.writer === undefined ? '.log' : `.${options.writer}.log`;
   }
 
+  /** Counts a line of `key` (`account/name`) that was dropped before it got here; its next batch says how many. */
+  countDropped(key: string): void {
+    this.overflow.set(this.idOf(key), (this.overflow.get(this.idOf(key)) ?? 0) + 1);
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+  }
+
   append(account: string, name: string, entry: LogEntry): void {
     this.appendLine(`${account}/${name}`, JSON.stringify(entry));
   }
@@ -117,16 +123,7 @@ export class LogStore implements LogReader {
    * `account/name` (on the call path: a key string kept by the caller is hashed only once).
    */
   appendLine(key: string, line: string): void {
-    let id = this.keyIds.get(key);
-    if (id === undefined) {
-      id = this.keys.push(key) - 1;
-      this.keyIds.set(key, id);
-      if (id >= this.pendingBytes.length) {
-        const grown = new Float64Array(this.pendingBytes.length * 2);
-        grown.set(this.pendingBytes);
-        this.pendingBytes = grown;
-      }
-    }
+    const id = this.idOf(key);
     const bytes = line.length + 1;
     if (this.pendingBytes[id]! + bytes > this.perKeyLimit) {
       this.overflow.set(id, (this.overflow.get(id) ?? 0) + 1);
@@ -161,6 +158,21 @@ export class LogStore implements LogReader {
       return this.drainNow();
     });
     return this.queued;
+  }
+
+  /** The number the arena knows a function's lines by. */
+  private idOf(key: string): number {
+    let id = this.keyIds.get(key);
+    if (id === undefined) {
+      id = this.keys.push(key) - 1;
+      this.keyIds.set(key, id);
+      if (id >= this.pendingBytes.length) {
+        const grown = new Float64Array(this.pendingBytes.length * 2);
+        grown.set(this.pendingBytes);
+        this.pendingBytes = grown;
+      }
+    }
+    return id;
   }
 
   /** Takes the pending lines and writes them, several files at once (only when no write is in progress). */

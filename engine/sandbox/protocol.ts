@@ -82,6 +82,12 @@ export type SyncOpResult = [ok: boolean, payload: string, body?: ArrayBuffer];
 
 /** Characters of one log line; longer ones are cut (by the sandbox, and again by the host). */
 export const MAX_LOG_LINE = 16 * 1024;
+/**
+ * Characters of log text one instance hands the host per second (four seconds' worth at once);
+ * the rest is dropped in the sandbox and counted (engine/sandbox/guest/log-budget.ts). The host
+ * holds each account to its own budget too (engine/log-budget.ts).
+ */
+export const LOG_BUDGET = 1024 * 1024;
 
 /** Timers one sandbox may have armed at once (both sides enforce it). */
 export const MAX_TIMERS = 10_000;

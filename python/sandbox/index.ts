@@ -7,6 +7,7 @@
  * copied bytes, and those globals are removed once it has booted.
  */
 import { current, takeHost } from '../../engine/sandbox/guest/host';
+import { budgetedLog } from '../../engine/sandbox/guest/log-budget';
 import { apply, freeze } from '../../engine/sandbox/guest/intrinsics';
 import { makeCrypto } from '../../engine/sandbox/guest/random';
 import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
@@ -50,12 +51,13 @@ const g = globalThis as unknown as Record<string, unknown>;
  * (Python code reaches JavaScript through Pyodide's objects, and can run it).
  */
 const {
-  log: hostLog,
+  log: rawHostLog,
   timer: hostTimer,
   random: hostRandom,
   deliver: hostDeliver,
   opSync: hostOpSync,
 } = takeHost<Pick<HostBridge, 'log' | 'timer' | 'random' | 'deliver'> & { opSync: { applySyncPromise(receiver: unknown, args: unknown[], options: object): SyncOpResult } }>();
+const hostLog = budgetedLog(rawHostLog);
 /** How `applySyncPromise` is told to copy: an object of its own, which no prototype can add options to. */
 const COPY_ARGUMENTS = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }) });
 const files = g.__isletPy as PyFiles;

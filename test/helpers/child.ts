@@ -18,7 +18,7 @@ export interface ChildServer {
 
 /** Starts a test server in a child process (with --no-node-snapshot) and waits for it to be ready. */
 export function startChildServer(config: ChildConfig): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(__dirname, 'child-server.js')], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...(process.env.ISLET_CHILD_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), path.join(__dirname, 'child-server.js')], {
     env: { ...process.env, ISLET_TEST_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -6,6 +6,7 @@
  */
 import { SlotMap } from '../../slot-map';
 import { makeConsole } from '../../sandbox/guest/console';
+import { budgetedLog } from '../../sandbox/guest/log-budget';
 import { current, takeHost } from '../../sandbox/guest/host';
 import { freeze, NativePromise, promiseResolve, promiseThen, startsWith } from '../../sandbox/guest/intrinsics';
 import { library, setLibraryRequire } from '../../sandbox/guest/libraries';
@@ -43,7 +44,7 @@ const g = globalThis as unknown as Record<string, unknown>;
 // goes through any setter user code put on a prototype) or handed to a method user code could
 // replace; they reach islet's libraries only inside the closures of `internal`.
 const {
-  log: hostLog,
+  log: rawHostLog,
   timer: hostTimer,
   random: hostRandom,
   deliver: hostDeliver,
@@ -54,6 +55,7 @@ const {
   unbatch: hostUnbatch,
   background: hostBackground,
 } = takeHost<HostBridge>();
+const hostLog = budgetedLog(rawHostLog);
 // Kept for the WebAssembly library, which takes it once and hands out a guarded version (see web/wasm.ts).
 let nativeWebAssembly: unknown = g.WebAssembly;
 delete g.WebAssembly;
