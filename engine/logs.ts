@@ -1,5 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { containedPath } from './contained-path';
 import { LogArena, type DrainedLog } from './log-arena';
 
 /**
@@ -200,19 +201,22 @@ export class LogStore implements LogReader {
 
   /** The function's log files of every writer, each rotated one before the current one. */
   async filesOf(account: string, name: string): Promise<string[]> {
+    const dir = containedPath(this.root, account);
     let names: string[];
     try {
-      names = await fsp.readdir(path.join(this.root, account));
+      names = await fsp.readdir(dir);
     } catch {
       return [];
     }
     // Function names have no dots: `<name>.log`, `<name>.<writer>.log`, and `.1` after either.
     const own = names.filter((f) => f.startsWith(`${name}.`) && /^\.(\d+\.)?log(\.1)?$/.test(f.slice(name.length))).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-    return own.map((f) => path.join(this.root, account, f));
+    return own.map((f) => containedPath(dir, f));
   }
 
+  /** `<root>/<account>/<name><suffix>` for the key `account/name`. */
   private file(key: string): string {
-    return path.join(this.root, `${key}${this.suffix}`);
+    const slash = key.indexOf('/');
+    return containedPath(this.root, key.slice(0, slash), `${key.slice(slash + 1)}${this.suffix}`);
   }
 
   private async write(key: string, batch: DrainedLog): Promise<void> {
@@ -222,8 +226,8 @@ export class LogStore implements LogReader {
       const notice = JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than fit in ${FLUSH_MS} ms, or the disk fell behind)` });
       data = Buffer.concat([data, Buffer.from(`${notice}\n`)]);
     }
-    const file = this.file(key);
     try {
+      const file = this.file(key);
       let size = this.sizes.get(key);
       if (size === undefined) size = await fsp.stat(file).then((s) => s.size, () => 0);
       if (size + data.length > FILE_LIMIT_BYTES) {

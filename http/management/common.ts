@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
+import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { errorResponse, responseHeaders, type Engine } from '../../engine/engine';
 import { ServiceError } from '../../engine/errors';
 import { newRequestId } from '../../engine/request-id';
@@ -7,6 +7,7 @@ import { readBody, readHeaders } from '../body';
 import type { ActiveCounter } from '../in-flight';
 import type { Peers } from '../peers';
 import { writeResponse, type ResponseState } from '../respond';
+import { routeNames } from '../route-names';
 
 /** A management answer: a status and a JSON body. */
 export interface Answer {
@@ -17,7 +18,7 @@ export interface Answer {
 /** What a route's handler gets: the request's parts, read while uWS still holds them. */
 export interface RouteContext {
   account: string;
-  /** The second URL parameter (a function's or a key's name), decoded. */
+  /** The function's or the key's name in the URL (`:function`, `:key`), decoded and checked. */
   name: string;
   query: URLSearchParams;
   headers: Record<string, string>;
@@ -44,18 +45,28 @@ export class Routes {
 
   /**
    * Adds a JSON route under `/v2/accounts/:account/…` that needs a key of `scope` for that account
-   * (checked by the engine's admission, as calls are): reads the request, checks the key, runs
-   * `handler`, and answers its JSON or the JSON error of whatever it threw.
+   * (checked by the engine's admission, as calls are). The pattern declares its names (`:account`,
+   * `:function`, `:key`: see route-names.ts), which are checked first, before anything reads them.
+   * Then it reads the request, checks the key, runs `handler`, and answers its JSON or the JSON
+   * error of whatever it threw.
    */
   account(method: Method, pattern: string, scope: KeyScope, handler: (ctx: RouteContext) => Promise<Answer> | Answer): void {
+    const readNames = routeNames(pattern);
     this.app[method](pattern, (res, req) => {
-      const { account, name, headers } = readRequest(req);
+      const names = readNames(req);
+      const { account, name } = names;
+      const headers = readHeaders(req);
       const query = new URLSearchParams(req.getQuery() ?? '');
       const state: ResponseState = { aborted: false };
       res.onAborted(() => (state.aborted = true));
       // Counted from the start, so that a drain waits for a body still arriving.
       this.counter.begin();
       const answer = (work: () => Promise<Answer>) => this.respond(res, state, work, true);
+      try {
+        names.check();
+      } catch (err) {
+        return answer(() => Promise.reject(err));
+      }
       const run = (body: Record<string, unknown>) =>
         answer(async () => {
           const key = this.engine.admission.authorize(account, headers['x-service-api-key'], scope);
@@ -104,17 +115,5 @@ export class Routes {
         },
       )
       .finally(() => this.counter.end());
-  }
-}
-
-export function readRequest(req: HttpRequest): { account: string; name: string; headers: Record<string, string> } {
-  return { account: req.getParameter(0) ?? '', name: safeDecode(req.getParameter(1) ?? ''), headers: readHeaders(req) };
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
   }
 }

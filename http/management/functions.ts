@@ -5,20 +5,22 @@ import { LOG_LEVELS } from '../../engine/logs';
 import { describeFunction } from '../../engine/manifest';
 import { readBody } from '../body';
 import type { ResponseState } from '../respond';
-import { readRequest, type Routes } from './common';
+import { readHeaders } from '../body';
+import { routeNames } from '../route-names';
+import type { Routes } from './common';
 
 /** Functions: list, describe, deploy, remove, logs. */
 export function addFunctionRoutes(r: Routes): void {
   const { app, engine } = r;
   r.account('get', '/v2/accounts/:account/functions', 'admin', ({ account }) => ({ status: 200, body: { functions: engine.list(account) } }));
 
-  r.account('get', '/v2/accounts/:account/functions/:name', 'admin', ({ account, name }) => {
+  r.account('get', '/v2/accounts/:account/functions/:function', 'admin', ({ account, name }) => {
     const entry = existing(engine, account, name);
     return { status: 200, body: { function: describeFunction(entry.primary, entry.record.traffic) } };
   });
 
   // ?since=<ms>&limit=<n>&level=<level>; &local=1: this node's lines only (how one node reads the others').
-  r.account('get', '/v2/accounts/:account/functions/:name/logs', 'admin', async ({ account, name, query, headers }) => {
+  r.account('get', '/v2/accounts/:account/functions/:function/logs', 'admin', async ({ account, name, query, headers }) => {
     existing(engine, account, name);
     const since = query.get('since');
     const limit = query.get('limit');
@@ -33,18 +35,27 @@ export function addFunctionRoutes(r: Routes): void {
     return { status: 200, body: { entries } };
   });
 
-  r.account('del', '/v2/accounts/:account/functions/:name', 'admin', async ({ account, name }) => {
+  r.account('del', '/v2/accounts/:account/functions/:function', 'admin', async ({ account, name }) => {
     existing(engine, account, name);
     await engine.remove(account, name);
     return { status: 200, body: { removed: name } };
   });
 
-  app.put('/v2/accounts/:account/functions/:name', (res, req) => {
-    const { account, name, headers } = readRequest(req);
+  const deployRoute = '/v2/accounts/:account/functions/:function';
+  const readNames = routeNames(deployRoute);
+  app.put(deployRoute, (res, req) => {
+    const names = readNames(req);
+    const { account, name } = names;
+    const headers = readHeaders(req);
     const state: ResponseState = { aborted: false };
     res.onAborted(() => (state.aborted = true));
     // Counted from the start of the upload, so that a drain waits for it.
     r.begin();
+    try {
+      names.check();
+    } catch (err) {
+      return r.respond(res, state, () => Promise.reject(err), true);
+    }
     const limit = engine.limits.bundleBytes;
     const deploy = async (body: Buffer) => {
       engine.admission.authorize(account, headers['x-service-api-key'], 'admin');
