@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { checkNodeFlags } from './node-flags';
 import { HeldRefusals } from './held-refusals';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
@@ -45,6 +47,8 @@ export interface EngineOptions {
   limits?: Partial<Limits>;
   /** Let functions' fetch reach private and loopback addresses (default false). */
   allowPrivateEgress?: boolean;
+  /** Where uploads wait while they arrive (deploy bundles): the data directory's staging area (default: a folder of the OS's temp directory). */
+  stagingDir?: string;
   /**
    * Count every function's calls for `/metrics`, `islet stats` and their recent history (default
    * true). Off, a call is only logged.
@@ -101,6 +105,8 @@ export interface EngineStats extends PoolStats {
 export class Engine {
   readonly limits: Limits;
   readonly catalog: Catalog;
+  /** Where uploads wait while they arrive (deploy bundles, written as they come). */
+  readonly stagingDir: string;
   readonly logs: LogStore;
   /** Keys, scopes and each account's share: asked by calls and by the management API. */
   readonly admission: Admission;
@@ -123,6 +129,7 @@ export class Engine {
 
   private constructor(options: EngineOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.stagingDir = options.stagingDir ?? path.join(tmpdir(), 'islet-staging');
     this.store = options.store;
     this.logs = options.logs;
     this.logReader = options.logReader ?? options.logs;

@@ -3,11 +3,11 @@ import { errorResponse, responseHeaders, type Engine } from '../../engine/engine
 import { ServiceError } from '../../engine/errors';
 import { newRequestId } from '../../engine/request-id';
 import type { ApiKeyRecord, KeyScope } from '../../engine/store/store';
-import { readBody, readHeaders } from '../body';
+import { hasBody, readBody, readHeaders } from '../body';
 import type { ActiveCounter } from '../in-flight';
 import type { Peers } from '../peers';
 import { writeResponse, type ResponseState } from '../respond';
-import { routeNames } from '../route-names';
+import { routeNames, type RouteNames } from '../route-names';
 
 /** A management answer: a status and a JSON body. */
 export interface Answer {
@@ -54,24 +54,17 @@ export class Routes {
     const readNames = routeNames(pattern);
     this.app[method](pattern, (res, req) => {
       const names = readNames(req);
-      const { account, name } = names;
       const headers = readHeaders(req);
       const query = new URLSearchParams(req.getQuery() ?? '');
       const state: ResponseState = { aborted: false };
       res.onAborted(() => (state.aborted = true));
       // Counted from the start, so that a drain waits for a body still arriving.
       this.counter.begin();
-      const answer = (work: () => Promise<Answer>) => this.respond(res, state, work, true);
-      try {
-        names.check();
-      } catch (err) {
-        return answer(() => Promise.reject(err));
-      }
-      const run = (body: Record<string, unknown>) =>
-        answer(async () => {
-          const key = this.engine.admission.authorize(account, headers['x-service-api-key'], scope);
-          return handler({ account, name, query, headers, body, key });
-        });
+      const key = this.admit(res, state, names, headers, scope);
+      if (!key) return;
+      const { account, name } = names;
+      const answer = (work: () => Promise<Answer>, refuseBody = false) => this.respond(res, state, work, true, refuseBody);
+      const run = (body: Record<string, unknown>) => answer(async () => handler({ account, name, query, headers, body, key }));
       if (method === 'get' || method === 'del') return run({});
       readBody(
         res,
@@ -89,9 +82,35 @@ export class Routes {
           }
           run(body as Record<string, unknown>);
         },
-        () => answer(() => Promise.reject(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${JSON_BODY_LIMIT} bytes`))),
+        () => answer(() => Promise.reject(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${JSON_BODY_LIMIT} bytes`)), true),
       );
     });
+  }
+
+  /**
+   * What every route checks before it reads a request's body: the names in its URL, then the key
+   * (its account and scope). Answers the key, or refuses at once (see `refuse`) and answers
+   * undefined. A body is read only for a key that may use it: buffered before the key was checked,
+   * six concurrent keyless 100 MiB deploys took two workers from 80 MB to 650 MB.
+   */
+  admit(res: HttpResponse, state: ResponseState, names: RouteNames, headers: Record<string, string>, scope: KeyScope): ApiKeyRecord | undefined {
+    try {
+      names.check();
+      return this.engine.admission.authorize(names.account, headers['x-service-api-key'], scope);
+    } catch (err) {
+      this.refuse(res, state, err, headers);
+      return undefined;
+    }
+  }
+
+  /**
+   * Answers a counted request with the JSON error of `err` now, without reading its body; when a
+   * body was declared, reading stops and the connection closes (see writeResponse's `refuseBody`).
+   */
+  refuse(res: HttpResponse, state: ResponseState, err: unknown, headers: Record<string, string>): void {
+    const response = errorResponse(err, newRequestId(), 0);
+    writeResponse(res, state, response.status, responseHeaders(response), response.body, false, hasBody(headers));
+    this.counter.end();
   }
 
   /** Counts a request as in flight from now (one whose body is still to come); answer it with `respond(…, true)`. */
@@ -101,17 +120,18 @@ export class Routes {
 
   /**
    * Answers with `work`'s JSON, or the JSON error of whatever it threw; the request counts as in
-   * flight until then (`counted`: it was counted already, from its start).
+   * flight until then (`counted`: it was counted already, from its start). `refuseBody`: the answer
+   * refuses a body that is still coming (see writeResponse's `refuseBody`).
    */
-  respond(res: HttpResponse, state: ResponseState, work: () => Promise<Answer>, counted = false): void {
+  respond(res: HttpResponse, state: ResponseState, work: () => Promise<Answer>, counted = false, refuseBody = false): void {
     if (!counted) this.counter.begin();
     const requestId = newRequestId();
     work()
       .then(
-        ({ status, body }) => writeResponse(res, state, status, { 'content-type': 'application/json', 'X-Service-Request-ID': requestId, 'X-Service-Duration-Usecs': '0.000' }, JSON.stringify(body), false),
+        ({ status, body }) => writeResponse(res, state, status, { 'content-type': 'application/json', 'X-Service-Request-ID': requestId, 'X-Service-Duration-Usecs': '0.000' }, JSON.stringify(body), false, refuseBody),
         (err: unknown) => {
           const response = errorResponse(err, requestId, 0);
-          writeResponse(res, state, response.status, responseHeaders(response), response.body, false);
+          writeResponse(res, state, response.status, responseHeaders(response), response.body, false, refuseBody);
         },
       )
       .finally(() => this.counter.end());
