@@ -18,6 +18,7 @@ import type { BundleSource } from './bundle';
 import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
 import { History } from './stats/history';
 import { Catalog } from './store/catalog';
+import { functionsExceeded, type DeployQuota } from './store/quota';
 import type { NewAccount, Store, StoreHealth } from './store/store';
 import { checkPercent } from './store/traffic';
 
@@ -146,6 +147,8 @@ export class Engine {
       (accountId) => this.admission?.accountChanged(accountId),
     );
     this.admission = new Admission(this.catalog, this.limits);
+    // Each process holds its share of every account's log quota, as of its calls.
+    this.logs.limitAccounts((account) => Math.floor((this.catalog.account(account)?.limits?.maxLogBytes ?? this.limits.accountMaxLogBytes) * this.limits.accountShare));
     this.keyUses = new KeyUseRecorder(this.catalog, this.store);
     this.heldRefusals = new HeldRefusals(this.limits.refusalHoldMs, this.limits.accountMaxInFlight);
     this.manage = new Management(this.store, this.catalog, this.keyUses);
@@ -197,9 +200,16 @@ export class Engine {
       throw new ServiceError('ERR_BAD_REQUEST', 'message must be a string of at most 1,000 characters');
     }
     const runtime = this.runtimeFor(spec.runtime);
+    const own = this.catalog.account(accountId)?.limits ?? {};
+    const quota: DeployQuota = { maxFunctions: own.maxFunctions ?? this.limits.accountMaxFunctions, maxCodeBytes: own.maxCodeBytes ?? this.limits.accountMaxCodeBytes };
+    // One function too many is refused before its bundle is unpacked; the store checks again, under the account's lock.
+    const functions = this.catalog.list(accountId).length;
+    if (!this.catalog.function(accountId, spec.name) && functions >= quota.maxFunctions) throw functionsExceeded(accountId, functions, quota.maxFunctions);
     return this.store.deploy(accountId, spec, source, (candidate, codeDir) => runtime.validate(candidate, codeDir, this.servicesFor(candidate)), {
       message: request.message || undefined,
       percent,
+      quota,
+      keepVersions: own.keepVersions === undefined ? undefined : Math.max(1, Math.floor(own.keepVersions)),
     });
   }
 

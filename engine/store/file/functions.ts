@@ -5,6 +5,7 @@ import { materializeBundle, type BundleLimits, type BundleSource } from '../../b
 import { containedPath } from '../../contained-path';
 import { ServiceError } from '../../errors';
 import type { FunctionManifest, FunctionSpec } from '../../manifest';
+import { prunedBytes, type AccountUsage, type PublishChange } from '../quota';
 import type { FunctionRecord, TrafficShare, VersionList } from '../store';
 import { isPruned, missingVersion } from '../traffic';
 import { describeVersion } from '../version';
@@ -18,6 +19,14 @@ export interface StagedVersion {
   codeDir: string;
   /** The staging folder; removed by `discard` whatever happened. */
   dir: string;
+}
+
+/** What a publish may be told besides the version: how many versions to keep, and a check of what it changes. */
+export interface PublishOptions {
+  /** Versions kept after it (default the store's). */
+  keepVersions?: number;
+  /** Runs before anything is written, with what the publish adds and frees; throws to refuse it. */
+  admit?: (change: PublishChange) => Promise<void> | void;
 }
 
 /** `traffic.json`: which versions serve, and the highest number given so far. */
@@ -132,20 +141,39 @@ export class FunctionFiles {
    * Numbers a staged version, makes it durable, renames it into place, then switches
    * `traffic.json` to `traffic(version, current)`. Run under the function's lock.
    */
-  async publish(staged: StagedVersion, traffic: (version: number, current: TrafficShare[] | undefined) => TrafficShare[]): Promise<FunctionManifest> {
+  async publish(staged: StagedVersion, traffic: (version: number, current: TrafficShare[] | undefined) => TrafficShare[], options: PublishOptions = {}): Promise<FunctionManifest> {
     const { account, name } = staged.manifest;
+    const keep = options.keepVersions ?? this.keepVersions;
     const current = await this.readTraffic(account, name);
     const versionsDir = this.versionsDir(account, name);
     const highest = Math.max(current?.latest ?? 0, ...(await listDirs(versionsDir)).map(versionNumber));
     const manifest: FunctionManifest = { ...staged.manifest, version: highest + 1 };
+    const next = traffic(manifest.version, current?.traffic);
+    if (options.admit) {
+      const kept = current ? ((await this.versions(account, name))?.versions ?? []) : [];
+      await options.admit({ newFunction: !current, addedBytes: manifest.bytes, freedBytes: prunedBytes(kept, manifest.version, keep, next) });
+    }
     await writeFileAtomic(path.join(staged.dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
     await fsyncTree(staged.dir);
     await fsp.rename(staged.dir, containedPath(versionsDir, String(manifest.version)));
     await fsyncPath(versionsDir);
-    const next = traffic(manifest.version, current?.traffic);
     await this.writeTraffic(account, name, { latest: manifest.version, traffic: next });
-    await this.prune(account, name, manifest.version, next);
+    await this.prune(account, name, manifest.version, next, keep);
     return manifest;
+  }
+
+  /** The account's functions, and its kept versions with their unpacked bytes. */
+  async usage(account: string): Promise<AccountUsage> {
+    const usage: AccountUsage = { functions: 0, versions: 0, codeBytes: 0 };
+    for (const name of await listDirs(containedPath(this.root, account))) {
+      if (name.startsWith('.')) continue;
+      const list = await this.versions(account, name);
+      if (!list) continue;
+      usage.functions++;
+      usage.versions += list.versions.length;
+      for (const m of list.versions) usage.codeBytes += m.bytes;
+    }
+    return usage;
   }
 
   /**
@@ -214,12 +242,12 @@ export class FunctionFiles {
     return readJsonFile<FunctionManifest>(path.join(containedPath(this.versionsDir(account, name), String(version)), 'manifest.json'));
   }
 
-  /** Deletes the versions that are neither serving nor among the newest `keepVersions`. */
-  private async prune(account: string, name: string, latest: number, traffic: TrafficShare[]): Promise<void> {
+  /** Deletes the versions that are neither serving nor among the newest `keep`. */
+  private async prune(account: string, name: string, latest: number, traffic: TrafficShare[], keep: number): Promise<void> {
     const versionsDir = this.versionsDir(account, name);
     for (const dir of await listDirs(versionsDir)) {
       const n = versionNumber(dir);
-      if (n > 0 && isPruned(n, latest, this.keepVersions, traffic)) {
+      if (n > 0 && isPruned(n, latest, keep, traffic)) {
         await fsp.rm(containedPath(versionsDir, dir), { recursive: true, force: true });
       }
     }
