@@ -340,11 +340,17 @@ export class Engine {
       const durationUs = started === 0 ? 0 : (now - started) * 1000;
       stats.inflight--;
       gate.inflight--;
-      const error = outcome.ok ? undefined : outcome.error;
-      const status = outcome.ok ? outcome.response.status : outcome.error.status;
-      this.observer.callEnded(stats, manifest, requestId, request.method, status, error, durationUs, waitingSince === 0 ? durationUs : (now - waitingSince) * 1000);
-      if (!outcome.ok) respond(errorResponse(outcome.error, requestId, durationUs, manifest.version));
-      else respond({ status, headers: outcome.response.headers, body: outcome.response.body, requestId, durationUs, version: manifest.version });
+      const waitedUs = waitingSince === 0 ? durationUs : (now - waitingSince) * 1000;
+      if (outcome.ok) {
+        const { status, headers, body } = outcome.response;
+        this.observer.callEnded(stats, manifest, requestId, request.method, status, undefined, durationUs, waitedUs);
+        respond({ status, headers, body, requestId, durationUs, version: manifest.version });
+        return;
+      }
+      // The function's own logs get what its caller gets: never a host path or host error text.
+      const error = clientError(outcome.error, requestId);
+      this.observer.callEnded(stats, manifest, requestId, request.method, error.status, error, durationUs, waitedUs);
+      respond(errorResponse(error, requestId, durationUs, manifest.version));
     };
     const start = (instance: Instance) => {
       started = performance.now();
@@ -354,12 +360,12 @@ export class Engine {
     try {
       acquired = this.instanceFor(manifest, stats);
     } catch (err) {
-      done({ ok: false, error: asServiceError(err) });
+      done({ ok: false, error: clientError(err, requestId) });
       return;
     }
     if (acquired instanceof Promise) {
       waitingSince = performance.now();
-      acquired.then(start, (err: unknown) => done({ ok: false, error: asServiceError(err) }));
+      acquired.then(start, (err: unknown) => done({ ok: false, error: clientError(err, requestId) }));
     } else start(acquired);
   }
 
@@ -418,8 +424,22 @@ export function responseHeaders(res: InvokeResponse): Record<string, string> {
   };
 }
 
-function asServiceError(err: unknown): ServiceError {
-  return err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', `internal error: ${(err as Error)?.message ?? String(err)}`);
+/** ERR_INTERNAL errors made generic already (their detail is in the server's log). */
+const concealed = new WeakSet<ServiceError>();
+
+/**
+ * What a caller (and the function's logs) may see of an error. An error of the contract is itself;
+ * anything else, and any ERR_INTERNAL, whose message may carry host paths or host error text (the
+ * file system's, the store's, isolated-vm's), becomes an ERR_INTERNAL that names only the request
+ * id; its detail goes to the server's log with that id. The answer to a call whose code folder was
+ * gone read "internal error: ENOENT: no such file or directory, open '<data>/functions/…'".
+ */
+export function clientError(err: unknown, requestId: string): ServiceError {
+  if (err instanceof ServiceError && (err.code !== 'ERR_INTERNAL' || concealed.has(err))) return err;
+  console.error(`[islet] internal error in request ${requestId}:`, err);
+  const generic = new ServiceError('ERR_INTERNAL', `internal error (request ${requestId}); the server's log has the details`);
+  concealed.add(generic);
+  return generic;
 }
 
 /**
@@ -428,8 +448,7 @@ function asServiceError(err: unknown): ServiceError {
  * Retry-After header).
  */
 export function errorResponse(err: unknown, requestId: string, durationUs: number, version?: number): InvokeResponse {
-  if (!(err instanceof ServiceError)) console.error(`[islet] internal error in request ${requestId}:`, err);
-  const error = asServiceError(err);
+  const error = clientError(err, requestId);
   const body: Record<string, unknown> = { errorCode: error.code, message: error.message, requestId, ...error.details };
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (typeof error.details?.retryAfter === 'number') headers['retry-after'] = String(error.details.retryAfter);

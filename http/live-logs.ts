@@ -1,5 +1,5 @@
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, responseHeaders, type Engine } from '../engine/engine';
+import { clientError, errorResponse, responseHeaders, type Engine } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { LogFollower } from '../engine/log-follow';
 import { OtherNodesFollower } from '../engine/log-follow-nodes';
@@ -147,7 +147,7 @@ class LiveStream {
         try {
           this.recheck();
         } catch (err) {
-          const error = err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', String(err));
+          const error = clientError(err, newRequestId());
           return this.end(`event: end\ndata: ${JSON.stringify({ errorCode: error.code, message: error.message })}\n\n`);
         }
       }

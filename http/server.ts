@@ -4,13 +4,14 @@ import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { readBody, readHeaders } from './body';
 import { addConsoleRoutes } from './console';
+import { addHealthRoute } from './health';
 import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
 import { DOCUMENT_SANDBOX, needsDocumentSandbox } from './document-sandbox';
 import { ActiveCounter, quiet } from './in-flight';
-import { closeConnections, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
+import { closeConnections, writeBody, writeHead, type ResponseState } from './respond';
 import { loadUws } from './uws';
 
 export interface ServerOptions {
@@ -18,9 +19,9 @@ export interface ServerOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  /** More for `/healthz` (a worker adds its siblings). */
+  /** More for `/healthz`, as the operator sees it (a worker adds its siblings). */
   health?: () => Promise<Record<string, unknown>>;
-  /** The bearer token that reads every metric at `/metrics` (without it, only accounts' admin keys read theirs). */
+  /** The bearer token that reads every metric at `/metrics` and everything of `/healthz` (without it, accounts' admin keys read their own). */
   metricsToken?: string;
   /** The other workers on the port: `/metrics` and function stats add their figures up. */
   peers?: Peers;
@@ -67,14 +68,7 @@ export function startServer(options: ServerOptions): Promise<RunningServer> {
   addMetricsRoute(app, engine, options.metricsToken, options.peers);
   addLiveLogsRoute(app, engine, logsAccess(engine));
   addConsoleRoutes(app);
-  app.get('/healthz', (res) => {
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
-    const own = { status: 'ok', ...engine.stats() };
-    const answer = (extra: Record<string, unknown>) => writeResponse(res, state, 200, { 'content-type': 'application/json' }, JSON.stringify({ ...own, ...extra }), false);
-    if (!options.health) answer({});
-    else options.health().then(answer, (err: unknown) => answer({ healthError: (err as Error).message }));
-  });
+  addHealthRoute(app, engine, options.metricsToken, options.health);
   app.any('/*', (res, req) => {
     const head = req.getMethod() === 'head';
     const url = req.getUrl();

@@ -23,10 +23,10 @@ export interface TestNode {
   stop(): Promise<void>;
 }
 
-export async function startNode(storeUrl: string, limits: Partial<Limits> = {}): Promise<TestNode> {
+export async function startNode(storeUrl: string, limits: Partial<Limits> = {}, metricsToken?: string): Promise<TestNode> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-node-'));
   const { engine, store, cluster } = await openEngine({ dataDir, storeUrl, cacheDir: path.join(dataDir, 'cache'), limits: { pythonSpare: false, ...limits } });
-  const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
+  const server = await startServer({ engine, host: '127.0.0.1', port: 0, metricsToken });
   cluster?.start(server.url);
   return {
     url: server.url,
