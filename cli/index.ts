@@ -19,7 +19,7 @@ const out = (text: string) => process.stdout.write(text);
 
 function serveArgs(options: Record<string, unknown>): string[] {
   const args: string[] = [];
-  for (const key of ['port', 'consolePort', 'consoleOrigin', 'host', 'data', 'store', 'advertiseUrl', 'workers', 'warmMemory', 'maxWorkerRss', 'maxInstances', 'keepVersions', 'metricsToken', 'accountMaxInflight', 'accountRate', 'accountBurst'] as const) {
+  for (const key of ['port', 'consolePort', 'consoleOrigin', 'host', 'data', 'store', 'advertiseUrl', 'workers', 'warmMemory', 'maxWorkerRss', 'maxInstances', 'keepVersions', 'metricsToken', 'accountMaxInflight', 'accountRate', 'accountBurst', 'accountMaxFunctions', 'accountMaxCodeMb', 'accountMaxLogMb'] as const) {
     if (options[key] !== undefined) args.push(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, String(options[key]));
   }
   if (options.allowPrivateEgress) args.push('--allow-private-egress');
@@ -137,6 +137,9 @@ export function buildCli() {
     .option('--account-max-inflight <n>', "Calls of one account's functions running at once (default 1000)")
     .option('--account-rate <n>', 'Calls per second of one account, over time (default: no bound)')
     .option('--account-burst <n>', 'Calls an account may make at once above its rate (default: one second of it)')
+    .option('--account-max-functions <n>', 'Functions one account may have (default 1000)')
+    .option('--account-max-code-mb <mb>', "Code one account may keep, its functions' kept versions unpacked (default 1024)")
+    .option('--account-max-log-mb <mb>', "Log files one account may keep on this node; past it its oldest are deleted (default 64)")
     // The server, the stores and the runtimes load only for the verbs that use them.
     .action(async (options: Record<string, unknown>) => (await import('../supervisor/main')).serve(serveArgs(options)));
 
@@ -147,14 +150,29 @@ export function buildCli() {
     .option('--max-inflight <n>', "account limits: calls of the account's functions running at once")
     .option('--rate <n>', 'account limits: calls per second over time (0: no bound)')
     .option('--burst <n>', 'account limits: calls at once above the rate')
+    .option('--max-functions <n>', 'account limits: functions the account may have')
+    .option('--max-code-mb <mb>', "account limits: code the account may keep (its functions' kept versions, unpacked)")
+    .option('--max-log-mb <mb>', 'account limits: log files the account may keep on a node')
+    .option('--keep-versions <n>', "account limits: the newest versions of each of its functions kept, serving ones besides")
     .option('--reset', "account limits: back to the server's defaults")
-    .action(async (action: string, id: string | undefined, options: { data: string; store?: string; json?: boolean; maxInflight?: string; rate?: string; burst?: string; reset?: boolean }) => {
+    .action(async (action: string, id: string | undefined, options: { data: string; store?: string; json?: boolean; reset?: boolean } & Record<'maxInflight' | 'rate' | 'burst' | 'maxFunctions' | 'maxCodeMb' | 'maxLogMb' | 'keepVersions', unknown>) => {
       const where = { dataDir: String(options.data), storeUrl: options.store ?? (process.env.ISLET_STORE || undefined) };
       const account = await import('./commands/account');
       if (action === 'create') return out(await account.createAccount(where, Boolean(options.json)));
       if (action === 'limits') {
         const text = (v: unknown) => (v === undefined ? undefined : String(v));
-        return out(await account.accountLimits(where, text(id), { maxInflight: text(options.maxInflight), rate: text(options.rate), burst: text(options.burst), reset: options.reset }));
+        return out(
+          await account.accountLimits(where, text(id), {
+            maxInflight: text(options.maxInflight),
+            rate: text(options.rate),
+            burst: text(options.burst),
+            maxFunctions: text(options.maxFunctions),
+            maxCodeMb: text(options.maxCodeMb),
+            maxLogMb: text(options.maxLogMb),
+            keepVersions: text(options.keepVersions),
+            reset: options.reset,
+          }),
+        );
       }
       throw new CliError(`account ${action}: unknown action (expected "account create" or "account limits <id>")`);
     });

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, fetch } from 'undici';
 import type { HostMemoryBudget } from './isolate/host-memory';
+import { isAllowedAddress } from './egress-address';
 
 export interface EgressOptions {
   /** Let functions reach private, loopback and link-local addresses (off by default). */
@@ -170,17 +171,8 @@ export class Egress {
   }
 
   private allowed(address: string, port: number): boolean {
-    if (this.options.allowPrivate) return true;
-    let parsed: ipaddr.IPv4 | ipaddr.IPv6;
-    try {
-      parsed = ipaddr.process(address);
-    } catch {
-      return false;
-    }
-    const range = parsed.range();
-    if (range === 'unicast') return true;
     // The service itself, on its own port, is always reachable (function-to-function over HTTP).
-    return this.options.selfPorts().includes(port) && (range === 'loopback' || range === 'unspecified' || isLocalInterface(parsed));
+    return isAllowedAddress(address, port, { allowPrivate: this.options.allowPrivate, selfPorts: this.options.selfPorts(), isLocalInterface });
   }
 }
 

@@ -1,3 +1,6 @@
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { clientError, errorResponse, responseHeaders } from './error-answer';
 import { checkNodeFlags, enableIsolateFeatures } from './node-flags';
 import { HeldRefusals } from './held-refusals';
 import { HostWorkPool } from './host-work/pool';
@@ -18,8 +21,11 @@ import type { BundleSource } from './bundle';
 import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
 import { History } from './stats/history';
 import { Catalog } from './store/catalog';
+import { functionsExceeded, type DeployQuota } from './store/quota';
 import type { NewAccount, Store, StoreHealth } from './store/store';
 import { checkPercent } from './store/traffic';
+
+export { clientError, errorResponse, responseHeaders };
 
 /** What the engine gives a runtime it creates: the limits, and where to report its instances' deaths and sizes. */
 export interface RuntimeContext {
@@ -47,6 +53,8 @@ export interface EngineOptions {
   limits?: Partial<Limits>;
   /** Let functions' fetch reach private and loopback addresses (default false). */
   allowPrivateEgress?: boolean;
+  /** Where uploads wait while they arrive (deploy bundles): the data directory's staging area (default: a folder of the OS's temp directory). */
+  stagingDir?: string;
   /**
    * Count every function's calls for `/metrics`, `islet stats` and their recent history (default
    * true). Off, a call is only logged.
@@ -103,6 +111,8 @@ export interface EngineStats extends PoolStats {
 export class Engine {
   readonly limits: Limits;
   readonly catalog: Catalog;
+  /** Where uploads wait while they arrive (deploy bundles, written as they come). */
+  readonly stagingDir: string;
   readonly logs: LogStore;
   /** Keys, scopes and each account's share: asked by calls and by the management API. */
   readonly admission: Admission;
@@ -129,6 +139,7 @@ export class Engine {
 
   private constructor(options: EngineOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.stagingDir = options.stagingDir ?? path.join(tmpdir(), 'islet-staging');
     this.store = options.store;
     this.logs = options.logs;
     this.logReader = options.logReader ?? options.logs;
@@ -145,6 +156,8 @@ export class Engine {
       (accountId) => this.admission?.accountChanged(accountId),
     );
     this.admission = new Admission(this.catalog, this.limits);
+    // Each process holds its share of every account's log quota, as of its calls.
+    this.logs.limitAccounts((account) => Math.floor((this.catalog.account(account)?.limits?.maxLogBytes ?? this.limits.accountMaxLogBytes) * this.limits.accountShare));
     this.keyUses = new KeyUseRecorder(this.catalog, this.store);
     this.heldRefusals = new HeldRefusals(this.limits.refusalHoldMs, this.limits.accountMaxInFlight);
     this.logBudget = new LogBudget(this.limits.accountLogCharsPerSec, 4 * this.limits.accountLogCharsPerSec);
@@ -200,9 +213,16 @@ export class Engine {
       throw new ServiceError('ERR_BAD_REQUEST', 'message must be a string of at most 1,000 characters');
     }
     const runtime = this.runtimeFor(spec.runtime);
+    const own = this.catalog.account(accountId)?.limits ?? {};
+    const quota: DeployQuota = { maxFunctions: own.maxFunctions ?? this.limits.accountMaxFunctions, maxCodeBytes: own.maxCodeBytes ?? this.limits.accountMaxCodeBytes };
+    // One function too many is refused before its bundle is unpacked; the store checks again, under the account's lock.
+    const functions = this.catalog.list(accountId).length;
+    if (!this.catalog.function(accountId, spec.name) && functions >= quota.maxFunctions) throw functionsExceeded(accountId, functions, quota.maxFunctions);
     return this.store.deploy(accountId, spec, source, (candidate, codeDir) => runtime.validate(candidate, codeDir, this.servicesFor(candidate)), {
       message: request.message || undefined,
       percent,
+      quota,
+      keepVersions: own.keepVersions === undefined ? undefined : Math.max(1, Math.floor(own.keepVersions)),
     });
   }
 
@@ -334,11 +354,17 @@ export class Engine {
       const durationUs = started === 0 ? 0 : (now - started) * 1000;
       stats.inflight--;
       gate.inflight--;
-      const error = outcome.ok ? undefined : outcome.error;
-      const status = outcome.ok ? outcome.response.status : outcome.error.status;
-      this.observer.callEnded(stats, manifest, requestId, request.method, status, error, durationUs, waitingSince === 0 ? durationUs : (now - waitingSince) * 1000);
-      if (!outcome.ok) respond(errorResponse(outcome.error, requestId, durationUs, manifest.version));
-      else respond({ status, headers: outcome.response.headers, body: outcome.response.body, requestId, durationUs, version: manifest.version });
+      const waitedUs = waitingSince === 0 ? durationUs : (now - waitingSince) * 1000;
+      if (outcome.ok) {
+        const { status, headers, body } = outcome.response;
+        this.observer.callEnded(stats, manifest, requestId, request.method, status, undefined, durationUs, waitedUs);
+        respond({ status, headers, body, requestId, durationUs, version: manifest.version });
+        return;
+      }
+      // The function's own logs get what its caller gets: never a host path or host error text.
+      const error = clientError(outcome.error, requestId);
+      this.observer.callEnded(stats, manifest, requestId, request.method, error.status, error, durationUs, waitedUs);
+      respond(errorResponse(error, requestId, durationUs, manifest.version));
     };
     const start = (instance: Instance) => {
       started = performance.now();
@@ -348,12 +374,12 @@ export class Engine {
     try {
       acquired = this.instanceFor(manifest, stats);
     } catch (err) {
-      done({ ok: false, error: asServiceError(err) });
+      done({ ok: false, error: clientError(err, requestId) });
       return;
     }
     if (acquired instanceof Promise) {
       waitingSince = performance.now();
-      acquired.then(start, (err: unknown) => done({ ok: false, error: asServiceError(err) }));
+      acquired.then(start, (err: unknown) => done({ ok: false, error: clientError(err, requestId) }));
     } else start(acquired);
   }
 
@@ -405,32 +431,4 @@ export class Engine {
       },
     };
   }
-}
-
-/** All headers of a response as the client receives them, the X-Service-* ones included. */
-export function responseHeaders(res: InvokeResponse): Record<string, string> {
-  return {
-    ...res.headers,
-    'X-Service-Request-ID': res.requestId,
-    'X-Service-Duration-Usecs': res.durationUs.toFixed(3),
-    ...(res.version === undefined ? {} : { 'X-Service-Version': String(res.version) }),
-  };
-}
-
-function asServiceError(err: unknown): ServiceError {
-  return err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', `internal error: ${(err as Error)?.message ?? String(err)}`);
-}
-
-/**
- * The JSON error body of SPEC §2: `{errorCode, message, requestId}` plus details (the user's
- * `stack`; a deploy error's `key`, `file`, `line`; a rate limit's `retryAfter`, also sent as the
- * Retry-After header).
- */
-export function errorResponse(err: unknown, requestId: string, durationUs: number, version?: number): InvokeResponse {
-  if (!(err instanceof ServiceError)) console.error(`[islet] internal error in request ${requestId}:`, err);
-  const error = asServiceError(err);
-  const body: Record<string, unknown> = { errorCode: error.code, message: error.message, requestId, ...error.details };
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (typeof error.details?.retryAfter === 'number') headers['retry-after'] = String(error.details.retryAfter);
-  return { status: error.status, headers, body: JSON.stringify(body), requestId, durationUs, version };
 }

@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'ERR_STORE_UNAVAILABLE'
   | 'ERR_FORBIDDEN'
   | 'ERR_RATE_LIMITED'
-  | 'ERR_CONFLICT';
+  | 'ERR_CONFLICT'
+  | 'ERR_QUOTA_EXCEEDED';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   ERR_NO_KEY: 401,
@@ -36,6 +37,9 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   ERR_FORBIDDEN: 403,
   ERR_RATE_LIMITED: 429,
   ERR_CONFLICT: 409,
+  // 403, not 413 (a one-line deploy can be over the function count) nor 507 (a 5xx says the server
+  // failed, and clients and proxies retry those): the account must remove something first.
+  ERR_QUOTA_EXCEEDED: 403,
 };
 
 /** An error that is part of islet's contract: it carries a code and becomes a JSON error response. */

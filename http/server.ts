@@ -5,12 +5,13 @@ import { newRequestId } from '../engine/request-id';
 import { writeAnswerHeaders } from './answer';
 import { readBody, readHeaders } from './body';
 import { addConsolePortRoutes, addConsoleRedirect, hostNameOf } from './console-app';
+import { addHealthRoute } from './health';
 import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
 import { ActiveCounter, quiet } from './in-flight';
-import { closeConnections, statusLine, writeBody, writeResponse, type ResponseState } from './respond';
+import { closeConnections, statusLine, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
 import { loadUws, type Uws } from './uws';
 
 export interface ServerOptions {
@@ -18,9 +19,9 @@ export interface ServerOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  /** More for `/healthz` (a worker adds its siblings). */
+  /** More for `/healthz`, as the operator sees it (a worker adds its siblings). */
   health?: () => Promise<Record<string, unknown>>;
-  /** The bearer token that reads every metric at `/metrics` (without it, only accounts' admin keys read theirs). */
+  /** The bearer token that reads every metric at `/metrics` and everything of `/healthz` (without it, accounts' admin keys read their own). */
   metricsToken?: string;
   /** The other workers on the port: `/metrics` and function stats add their figures up. */
   peers?: Peers;
@@ -89,14 +90,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const name = hostNameOf(host);
     return `${name === undefined ? urlOf(consolePort) : `http://${name}:${consolePort}`}/console/`;
   });
-  app.get('/healthz', (res) => {
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
-    const own = { status: 'ok', ...engine.stats() };
-    const answer = (extra: Record<string, unknown>) => writeResponse(res, state, 200, { 'content-type': 'application/json' }, JSON.stringify({ ...own, ...extra }), false);
-    if (!options.health) answer({});
-    else options.health().then(answer, (err: unknown) => answer({ healthError: (err as Error).message }));
-  });
+  addHealthRoute(app, engine, options.metricsToken, options.health);
   app.any('/*', (res, req) => {
     const head = req.getMethod() === 'head';
     const url = req.getUrl();

@@ -32,8 +32,10 @@ export interface ServeOptions {
   /** The bearer token that reads every metric at /metrics. */
   metricsToken: string | undefined;
   /** Each account's bounds, all workers together (each worker holds its share). */
-  accountLimits: Partial<Pick<Limits, 'accountMaxInFlight' | 'accountRatePerSec' | 'accountBurst'>>;
+  accountLimits: Partial<Pick<Limits, 'accountMaxInFlight' | 'accountRatePerSec' | 'accountBurst' | 'accountMaxFunctions' | 'accountMaxCodeBytes' | 'accountMaxLogBytes'>>;
 }
+
+const MiB = 1024 * 1024;
 
 function whole(value: string, flag: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(value);
@@ -64,6 +66,9 @@ export function parseServeOptions(argv: string[]): ServeOptions {
       'account-max-inflight': { type: 'string', default: env.ISLET_ACCOUNT_MAX_INFLIGHT },
       'account-rate': { type: 'string', default: env.ISLET_ACCOUNT_RATE },
       'account-burst': { type: 'string', default: env.ISLET_ACCOUNT_BURST },
+      'account-max-functions': { type: 'string', default: env.ISLET_ACCOUNT_MAX_FUNCTIONS },
+      'account-max-code-mb': { type: 'string', default: env.ISLET_ACCOUNT_MAX_CODE_MB },
+      'account-max-log-mb': { type: 'string', default: env.ISLET_ACCOUNT_MAX_LOG_MB },
     },
     allowPositionals: false,
   });
@@ -92,6 +97,9 @@ export function parseServeOptions(argv: string[]): ServeOptions {
       ...(values['account-max-inflight'] === undefined ? {} : { accountMaxInFlight: whole(values['account-max-inflight'], '--account-max-inflight', 1) }),
       ...(values['account-rate'] === undefined ? {} : { accountRatePerSec: whole(values['account-rate'], '--account-rate', 0) }),
       ...(values['account-burst'] === undefined ? {} : { accountBurst: whole(values['account-burst'], '--account-burst', 0) }),
+      ...(values['account-max-functions'] === undefined ? {} : { accountMaxFunctions: whole(values['account-max-functions'], '--account-max-functions', 1) }),
+      ...(values['account-max-code-mb'] === undefined ? {} : { accountMaxCodeBytes: whole(values['account-max-code-mb'], '--account-max-code-mb', 1) * MiB }),
+      ...(values['account-max-log-mb'] === undefined ? {} : { accountMaxLogBytes: whole(values['account-max-log-mb'], '--account-max-log-mb', 1) * MiB }),
     },
   };
 }

@@ -6,6 +6,8 @@ export interface ChildServer {
   url: string;
   accountId: string;
   apiKey: string;
+  /** The server's data directory. */
+  dataDir: string;
   process: ChildProcess;
   /** Errors of the config's `refused` deploys, by name. */
   refused: Record<string, { code: string; message: string }>;
@@ -29,7 +31,7 @@ export function startChildServer(config: ChildConfig): Promise<ChildServer> {
       out += chunk.toString();
       const line = out.split('\n')[0];
       if (!out.includes('\n') || !line) return;
-      const info = JSON.parse(line) as { url: string; accountId: string; apiKey: string; refused: Record<string, { code: string; message: string }>; others: { accountId: string; apiKey: string }[] };
+      const info = JSON.parse(line) as { url: string; accountId: string; apiKey: string; dataDir: string; refused: Record<string, { code: string; message: string }>; others: { accountId: string; apiKey: string }[] };
       child.removeAllListeners('exit');
       resolve({
         ...info,
