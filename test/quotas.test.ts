@@ -129,7 +129,7 @@ t.test('file store', async (t) => {
 
 t.test('the flags: islet serve --account-max-…, and an account’s own with islet account limits', async (t) => {
   const options = parseServeOptions(['--account-max-functions', '5', '--account-max-code-mb', '10', '--account-max-log-mb', '2']);
-  t.same(options.accountLimits, { accountMaxFunctions: 5, accountMaxCodeBytes: 10 * 1024 * KB, accountMaxLogBytes: 2 * 1024 * KB });
+  t.same(options.limits, { accountMaxFunctions: 5, accountMaxCodeBytes: 10 * 1024 * KB, accountMaxLogBytes: 2 * 1024 * KB });
   t.throws(() => parseServeOptions(['--account-max-functions', '0']), /--account-max-functions: "0" is not a whole number from 1/);
   const s = await startTestServer({ limits: { pythonSpare: false } });
   await s.deploy('one', small(), 'handler');
