@@ -17,6 +17,7 @@ import { logObserver, metricsObserver, observers, type CallObserver } from './ob
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
 import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
+import { isBodyStream, readWhole, watchStream, type BodyStream } from './body-stream';
 import type { BundleSource } from './bundle';
 import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
 import { History } from './stats/history';
@@ -86,13 +87,17 @@ export interface InvokeRequest {
 export interface InvokeResponse {
   status: number;
   headers: Record<string, string>;
-  body: string | Uint8Array;
+  /** The whole body, or one the function streams (its reader must read it to its end, or cancel it). */
+  body: string | Uint8Array | BodyStream;
   requestId: string;
   /** Microseconds spent in the handler. */
   durationUs: number;
   /** The function version that answered (X-Service-Version); absent when no version was chosen. */
   version?: number;
 }
+
+/** An answer whose body is whole (not streamed). */
+export type WholeResponse = Omit<InvokeResponse, 'body'> & { body: string | Uint8Array };
 
 export interface EngineStats extends PoolStats {
   store: StoreHealth;
@@ -269,8 +274,20 @@ export class Engine {
   }
 
   /** The invocation contract of SPEC §2: auth order, lookup, limits, the handler, error shapes. */
-  invoke(request: InvokeRequest): Promise<InvokeResponse> {
-    return new Promise((resolve) => this.dispatch(request, resolve));
+  /**
+   * `dispatch` for callers that take an answer whole (sdk.invoke, tests): a streamed body is read to
+   * its end, up to the response body limit (past it, or when the stream fails, the answer is the
+   * error).
+   */
+  invoke(request: InvokeRequest): Promise<WholeResponse> {
+    return new Promise<InvokeResponse>((resolve) => this.dispatch(request, resolve)).then(async (res) => {
+      if (!isBodyStream(res.body)) return res as WholeResponse;
+      try {
+        return { ...res, body: await readWhole(res.body, this.limits.responseBodyBytes) };
+      } catch (err) {
+        return errorResponse(err, res.requestId, res.durationUs, res.version);
+      }
+    });
   }
 
   /**
@@ -352,9 +369,22 @@ export class Engine {
     const done = (outcome: CallOutcome) => {
       const now = performance.now();
       const durationUs = started === 0 ? 0 : (now - started) * 1000;
+      const waitedUs = waitingSince === 0 ? durationUs : (now - waitingSince) * 1000;
+      if (outcome.ok && isBodyStream(outcome.response.body)) {
+        // Answered now, over when its stream ends: counted, logged and measured then.
+        const { status, headers } = outcome.response;
+        const begun = started === 0 ? now : started;
+        const body = watchStream(outcome.response.body, begun, (end) => {
+          stats.inflight--;
+          gate.inflight--;
+          const totalUs = (performance.now() - (waitingSince === 0 ? begun : waitingSince)) * 1000;
+          this.observer.callEnded(stats, manifest, requestId, request.method, end.error?.status ?? status, end.error, (performance.now() - begun) * 1000, totalUs);
+        });
+        respond({ status, headers, body, requestId, durationUs, version: manifest.version });
+        return;
+      }
       stats.inflight--;
       gate.inflight--;
-      const waitedUs = waitingSince === 0 ? durationUs : (now - waitingSince) * 1000;
       if (outcome.ok) {
         const { status, headers, body } = outcome.response;
         this.observer.callEnded(stats, manifest, requestId, request.method, status, undefined, durationUs, waitedUs);

@@ -1,3 +1,4 @@
+import type { BodyStream } from './body-stream';
 import { ServiceError } from './errors';
 import type { HostTask, HostTaskAnswer } from './host-work/task';
 import type { HostMemoryBudget } from './isolate/host-memory';
@@ -20,7 +21,8 @@ export interface CallInput {
 export interface FunctionResponse {
   status: number;
   headers: Record<string, string>;
-  body: string | Uint8Array;
+  /** The whole body, or one the function streams. */
+  body: string | Uint8Array | BodyStream;
 }
 
 export type CallOutcome = { ok: true; response: FunctionResponse } | { ok: false; error: ServiceError };

@@ -18,9 +18,16 @@ export const libraryFilename = (name: string): string => `islet:lib/${name}`;
 /** A stack frame of islet's own code inside an isolate. */
 export const ISLET_FRAME = /islet:(runtime|lib\/)/;
 
-/** What `fire` tells the sandbox: a timer ran out, or an asynchronous operation finished. */
-export const Fire = { timer: 0, op: 1 } as const;
+/** What `fire` tells the sandbox: a timer ran out, an asynchronous operation finished, or a response stream is pulled or cancelled. */
+export const Fire = { timer: 0, op: 1, stream: 2 } as const;
 export type FireKind = (typeof Fire)[keyof typeof Fire];
+
+/** What `fire(Fire.stream, key, op)` asks of a response stream: its next chunk, or to stop (its reader went away). */
+export const StreamOp = { pull: 0, cancel: 1 } as const;
+/** What a stream's `chunk` answer is: a chunk (more may follow), the end, or a failure (its message). */
+export const StreamState = { more: 0, end: 1, error: 2 } as const;
+/** Response streams one instance may have open at once. */
+export const MAX_STREAMS = 256;
 
 /** What `timer` asks of the host: cancel or arm the timer of an id. */
 export const TimerOp = { cancel: 0, arm: 1 } as const;
@@ -115,7 +122,20 @@ export function fromHost<T>(value: T | [T]): T {
  */
 export const JSON_TAG = 'J';
 export const EXPLICIT_TAG = 'R';
-export type CallResult = string | BytesResult | ErrorResult;
+export type CallResult = string | BytesResult | ErrorResult | StreamResult;
+/**
+ * An answer whose body streams: its status and headers now, its body pulled chunk by chunk
+ * (`fire(Fire.stream, k, StreamOp.pull)`, answered by `chunk(k, …)`).
+ */
+export interface StreamResult {
+  t: 's';
+  /** Status. */
+  s: number;
+  /** Headers. */
+  h: Record<string, string>;
+  /** The sandbox's key of the stream. */
+  k: number;
+}
 export interface BytesResult {
   t: 'b';
   /** Status. */
@@ -177,6 +197,11 @@ export interface HostBridge {
   /** Delivers the result of a call that finished after its batch returned (fire and forget). */
   deliver(id: number, result: CallResult): void;
   /**
+   * Answers a pull of response stream `key`: a chunk (text or bytes) with StreamState.more, the
+   * end, or a failure with its message (fire and forget).
+   */
+  chunk(key: number, data: string | ArrayBuffer | undefined, state: number, message?: string): void;
+  /**
    * Opens or closes a `waitUntil` window (`token` is the sandbox's): while one is open, the
    * instance's timers and operations run with no call in flight, for at most the timeout. Without
    * one they wait for the next call.
@@ -202,8 +227,8 @@ export interface HostBridge {
 export interface SandboxEntryPoints {
   /** A batch of calls: metas joined by META_SEPARATOR, their ids joined by commas, one body argument per call. */
   call(metas: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[];
-  /** A host event: a timer ran out, or an operation finished. */
-  fire(kind: FireKind, id: number, ok?: boolean, payload?: string | [string], body?: ArrayBuffer): void;
+  /** A host event: a timer ran out, an operation finished (ok, payload, body), or a stream is pulled or cancelled (op, reason). */
+  fire(kind: FireKind, id: number, ok?: boolean | number, payload?: string | [string], body?: ArrayBuffer): void;
   /** Makes the isolate the function described by the config JSON. */
   init(configJson: string, ...rest: never[]): unknown;
 }

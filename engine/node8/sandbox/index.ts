@@ -6,6 +6,7 @@
  */
 import { SlotMap } from '../../slot-map';
 import { makeConsole } from '../../sandbox/guest/console';
+import { makeResponseStreams, type ChunkSource } from '../../sandbox/guest/response-streams';
 import { budgetedLog } from '../../sandbox/guest/log-budget';
 import { current, takeHost } from '../../sandbox/guest/host';
 import { freeze, NativePromise, promiseResolve, promiseThen, startsWith } from '../../sandbox/guest/intrinsics';
@@ -54,6 +55,7 @@ const {
   readModule: hostReadModule,
   unbatch: hostUnbatch,
   background: hostBackground,
+  chunk: hostChunk,
 } = takeHost<HostBridge>();
 const hostLog = budgetedLog(rawHostLog);
 // Kept for the WebAssembly library, which takes it once and hands out a guarded version (see web/wasm.ts).
@@ -65,6 +67,9 @@ const reportError = (err: unknown): void => {
   const text = err instanceof Error ? userStack(err) ?? String(err) : String(err);
   hostLog(current.requestId, 'error', `Uncaught ${text}`);
 };
+
+// The answers this instance streams, pulled by the host chunk by chunk.
+const responseStreams = makeResponseStreams(hostChunk, reportError);
 
 // Asynchronous host operations: started with a callback, settled by `fire`.
 const pendingOps = new SlotMap<{ resolve: (v: OpAnswer) => void; reject: (e: Error) => void; requestId: string }>();
@@ -128,6 +133,7 @@ const internal: Internal = freeze({
   op,
   current,
   background: (token: number, open: boolean) => hostBackground(token, open),
+  openStream: (source: ChunkSource) => responseStreams.open(source),
   reportError,
   get env() {
     return env;
@@ -294,10 +300,12 @@ function settleLater(result: CallResult | Promise<CallResult>, id: string): Call
 }
 
 /** Host events: a timer fired, or an asynchronous operation finished. */
-function fire(kind: FireKind, id: number, ok?: boolean, payloadArgument?: string | [string], body?: ArrayBuffer): void {
+function fire(kind: FireKind, id: number, ok?: boolean | number, payloadArgument?: string | [string], body?: ArrayBuffer): void {
   const payload = fromHost(payloadArgument);
   if (kind === Fire.timer) {
     timers.fire(id);
+  } else if (kind === Fire.stream) {
+    responseStreams.fire(id, ok, payload);
   } else if (kind === Fire.op) {
     const pending = pendingOps.take(id);
     if (!pending) return;
