@@ -8,6 +8,8 @@ import { fixture } from './helpers/server';
 let s: ChildServer;
 const probes = fixture('probes-node8');
 const TIMEOUT = 500;
+/** Filling 500 MB may take seconds on a loaded machine: these must end by memory, not time. */
+const ALLOC_TIMEOUT = 60_000;
 
 t.before(async () => {
   s = await startChildServer({
@@ -16,9 +18,9 @@ t.before(async () => {
       { name: 'spin', folder: probes, entrypoint: 'spin', extra: { timeoutMs: TIMEOUT } },
       { name: 'hang', folder: probes, entrypoint: 'hang', extra: { timeoutMs: TIMEOUT } },
       { name: 'spin_later', folder: probes, entrypoint: 'spinLater', extra: { timeoutMs: TIMEOUT } },
-      { name: 'buffer_alloc', folder: probes, entrypoint: 'bufferAlloc' },
-      { name: 'array_alloc', folder: probes, entrypoint: 'arrayAlloc' },
-      { name: 'grow_alloc', folder: probes, entrypoint: 'growAlloc' },
+      { name: 'buffer_alloc', folder: probes, entrypoint: 'bufferAlloc', extra: { timeoutMs: ALLOC_TIMEOUT } },
+      { name: 'array_alloc', folder: probes, entrypoint: 'arrayAlloc', extra: { timeoutMs: ALLOC_TIMEOUT } },
+      { name: 'grow_alloc', folder: probes, entrypoint: 'growAlloc', extra: { timeoutMs: ALLOC_TIMEOUT } },
       { name: 'microtask_loop', folder: probes, entrypoint: 'microtaskLoop', extra: { timeoutMs: TIMEOUT } },
       { name: 'atomics_wait', folder: probes, entrypoint: 'atomicsWait', extra: { timeoutMs: TIMEOUT } },
       { name: 'slow', folder: probes, entrypoint: 'slow' },

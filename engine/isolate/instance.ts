@@ -369,6 +369,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
   }
 
   private onBatchTimeout(batch: Batch): void {
+    // A dead instance answered its calls already (a catastrophe leaves its entry never settled).
+    if (this.state === 'dead') return;
     const error = this.timeoutError();
     let timedOut = false;
     for (const id of batch.ids) {
