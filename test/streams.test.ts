@@ -112,3 +112,31 @@ t.test('in-process callers (sdk.invoke) get a streamed body whole', async (t) =>
   t.equal(res.status, 200);
   t.equal((res.body as Uint8Array).byteLength, 200 * 1024);
 });
+
+t.test('seed style: an HTTPResponse body may be an async generator, a Node Readable or a web ReadableStream', async (t) => {
+  for (const [entry, expected] of [['generator', 'line 0\nline 1\nline 2\n'], ['readable', 'abc'], ['web', 'web stream']] as const) {
+    await s.deploy(`seed_${entry}`, fixture('streams-node8'), entry);
+    const res = await s.call(`seed_${entry}`);
+    t.equal(res.status, 200, entry);
+    t.equal(res.headers.get('transfer-encoding'), 'chunked', `${entry} is sent chunked`);
+    t.equal(await res.text(), expected, entry);
+  }
+  await s.deploy('seed_bad_chunk', fixture('streams-node8'), 'badChunk');
+  const bad = await s.call('seed_bad_chunk');
+  await t.rejects(bad.text(), 'a chunk that is not text or bytes cuts the body');
+  t.ok(await eventually(async () => (await logLines('seed_bad_chunk')).some((e) => e.level === 'error' && /may only give strings and bytes/.test(e.message)), 10_000), 'and the log says why');
+});
+
+t.test('Python: an HTTPResponse body may be a generator or an async generator of str or bytes', async (t) => {
+  for (const [entry, expected] of [['generator', 'line 0\nline 1\nline 2\nbytes too\n'], ['agenerator', 'tick 0\ntick 1\ntick 2\n']] as const) {
+    await s.deployPython(`py_${entry}`, fixture('streams-python'), entry);
+    const res = await s.call(`py_${entry}`);
+    t.equal(res.status, 200, entry);
+    t.equal(res.headers.get('transfer-encoding'), 'chunked', `${entry} is sent chunked`);
+    t.equal(await res.text(), expected, entry);
+  }
+  await s.deployPython('py_bad_chunk', fixture('streams-python'), 'bad_chunk');
+  const bad = await s.call('py_bad_chunk');
+  await t.rejects(bad.text(), 'a chunk that is not str or bytes cuts the body');
+  t.ok(await eventually(async () => (await logLines('py_bad_chunk')).some((e) => e.level === 'error' && /may only yield str or bytes, got dict/.test(e.message)), 10_000), 'and the log says why');
+});

@@ -37,7 +37,7 @@ import type { serveFetch as ServeFetch } from './web/fetch';
 import { INTERNAL, type Internal, type OpAnswer } from './internal';
 import { ModuleSystem } from './modules';
 import { makeRequest } from './request';
-import { encodeError, encodeResult, HTTPResponse, userStack } from './response';
+import { encodeError, encodeResult, HTTPResponse, setStreamOpener, userStack } from './response';
 
 const g = globalThis as unknown as Record<string, unknown>;
 // The host's callbacks, as constants of this closure, before any user code runs. Neither the
@@ -70,6 +70,7 @@ const reportError = (err: unknown): void => {
 
 // The answers this instance streams, pulled by the host chunk by chunk.
 const responseStreams = makeResponseStreams(hostChunk, reportError);
+setStreamOpener((source) => responseStreams.open(source));
 
 // Asynchronous host operations: started with a callback, settled by `fire`.
 const pendingOps = new SlotMap<{ resolve: (v: OpAnswer) => void; reject: (e: Error) => void; requestId: string }>();
