@@ -569,9 +569,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
       const stack = typeof result.k === 'string' ? (this.options.mapStack?.(result.k) ?? result.k) : undefined;
       throw new ServiceError(code, String(result.m), stack === undefined ? undefined : { stack });
     }
-    if (result.t === 'b' && result.b instanceof ArrayBuffer) {
+    if (result.t === 'b' && (result.b instanceof ArrayBuffer || typeof result.b === 'string')) {
       const headers = checkResponseHeaders(result.h);
-      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream'), body: new Uint8Array(result.b) };
+      const body = typeof result.b === 'string' ? result.b : new Uint8Array(result.b);
+      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream'), body };
     }
     throw new Error('unknown result shape');
   }

@@ -142,8 +142,8 @@ export interface BytesResult {
   s: number;
   /** Headers. */
   h: Record<string, string>;
-  /** Body. */
-  b: ArrayBuffer;
+  /** Body: bytes, or the text of a body the function made from a string. */
+  b: ArrayBuffer | string;
 }
 export interface ErrorResult {
   t: 'e';

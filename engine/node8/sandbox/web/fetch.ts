@@ -127,7 +127,8 @@ export class Headers {
 
 // Bodies -----------------------------------------------------------------------------------------
 
-type BodySource = Uint8Array | Stream | null;
+/** A string body is kept as text: read as text or JSON (a request's, usually) it is never encoded. */
+type BodySource = Uint8Array | string | Stream | null;
 
 interface BodyState {
   source: BodySource;
@@ -144,7 +145,7 @@ function isStream(value: unknown): value is Stream {
 /** A body init as its bytes (or stream) and the content type it implies. */
 function extractBody(init: unknown): { source: BodySource; type: string | null } {
   if (init === null || init === undefined) return { source: null, type: null };
-  if (typeof init === 'string') return { source: new TextEncoder().encode(init), type: 'text/plain;charset=UTF-8' };
+  if (typeof init === 'string') return { source: init, type: 'text/plain;charset=UTF-8' };
   if (init instanceof ArrayBuffer) return { source: new Uint8Array(init.slice(0)), type: null };
   if (ArrayBuffer.isView(init)) return { source: new Uint8Array(init.buffer, init.byteOffset, init.byteLength).slice(), type: null };
   if (init instanceof Blob) return { source: blobBytes(init), type: init.type || null };
@@ -192,7 +193,7 @@ abstract class Body {
   get body(): Stream | null {
     const state = bodies.get(this)!;
     if (state.source === null) return null;
-    state.stream ??= isStream(state.source) ? state.source : streamOf(state.source);
+    state.stream ??= isStream(state.source) ? state.source : streamOf(typeof state.source === 'string' ? new TextEncoder().encode(state.source) : state.source);
     return state.stream;
   }
 
@@ -203,6 +204,12 @@ abstract class Body {
   }
 
   private async consume(): Promise<Uint8Array> {
+    const source = await this.take();
+    return typeof source === 'string' ? new TextEncoder().encode(source) : source;
+  }
+
+  /** Marks the body read and gives its bytes, or its text when it was made from a string. */
+  private async take(): Promise<Uint8Array | string> {
     const state = bodies.get(this)!;
     if (state.used) throw new TypeError('Body is unusable: Body has already been read');
     if (state.stream?.locked) throw new TypeError('Body is unusable: Body has been locked');
@@ -222,7 +229,8 @@ abstract class Body {
   }
 
   async text(): Promise<string> {
-    return new TextDecoder().decode(await this.consume());
+    const source = await this.take();
+    return typeof source === 'string' ? source : new TextDecoder().decode(source);
   }
 
   async json(): Promise<unknown> {
@@ -477,6 +485,12 @@ export async function serveFetch(target: { fetch(request: unknown, env: unknown,
       },
     });
     return { t: 's', s: response.status, h: out, k: key };
+  }
+  const state = bodies.get(response);
+  // A body made from a string goes to the host as that string: no encoding in the isolate.
+  if (state && !state.used && state.stream === null && typeof state.source === 'string') {
+    state.used = true;
+    return { t: 'b', s: response.status, h: out, b: state.source };
   }
   return { t: 'b', s: response.status, h: out, b: await response.arrayBuffer() };
 }
