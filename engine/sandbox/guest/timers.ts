@@ -38,11 +38,13 @@ export function makeTimers(hostTimer: HostBridge['timer'], reportError: (err: un
     delay = Math.min(delay, 2 ** 31 - 1);
     const id = pending.add({ fn: fn as TimerEntry['fn'], args, repeatMs: repeat ? delay : undefined, requestId: current.requestId });
     hostTimer(TimerOp.arm, id, delay);
-    return new Timeout(id);
+    // One past the SlotMap's id, so that no timer's id is 0: `clearTimeout(null)` and
+    // `clearTimeout(0)` cancel nothing (a SlotMap's first id is 0).
+    return new Timeout(id + 1);
   };
   const clear = (handle: unknown): void => {
-    const id = Number(handle);
-    if (pending.take(id) !== undefined) hostTimer(TimerOp.cancel, id, 0);
+    const id = Number(handle) - 1;
+    if (Number.isSafeInteger(id) && id >= 0 && pending.take(id) !== undefined) hostTimer(TimerOp.cancel, id, 0);
   };
 
   return {
