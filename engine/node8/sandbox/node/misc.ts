@@ -5,7 +5,6 @@ import diagnosticsChannel from 'unenv/node/diagnostics_channel';
 import osModule from 'unenv/node/os';
 import * as perfHooks from 'unenv/node/perf_hooks';
 import ttyModule from 'unenv/node/tty';
-import { BUILTIN_MODULES } from '../../builtin-modules';
 import { INTERNAL, type Internal } from '../internal';
 
 declare const require: (id: string) => unknown;
@@ -63,7 +62,8 @@ export const timersPromises = {
   },
 };
 
-const BUILTINS = [...BUILTIN_MODULES];
+/** Node's module names node8 offers (derived from the capabilities' manifests by the build). */
+const BUILTINS = ISLET_BUILTIN_MODULES.split(',');
 
 /** A `require` resolving from the folder of `filename` (a path or file: URL in the function's folder). */
 function createRequire(filename: string | { href: string }): (id: string) => unknown {

@@ -1,0 +1,40 @@
+import type { Capability } from '../capability';
+
+export const streams = {
+  name: 'streams',
+  summary: "Web streams (web-streams-polyfill) with the text and compression streams, and Node's stream (readable-stream) and string_decoder",
+  runtimes: ['node8'],
+  libraries: {
+    'web/streams': '../../node8/sandbox/web/streams.ts',
+    'node/stream': '../../node8/sandbox/node/stream.ts',
+    'node/string_decoder': '../../node8/sandbox/node/string_decoder.ts',
+  },
+  modules: {
+    stream: 'node/stream',
+    'stream/consumers': 'node/stream#consumers',
+    'stream/promises': 'node/stream#promises',
+    'stream/web': 'web/streams#node',
+    string_decoder: 'node/string_decoder',
+  },
+  globals: {
+    ReadableStream: 'web/streams',
+    ReadableStreamDefaultReader: 'web/streams',
+    ReadableStreamBYOBReader: 'web/streams',
+    ReadableStreamBYOBRequest: 'web/streams',
+    ReadableStreamDefaultController: 'web/streams',
+    ReadableByteStreamController: 'web/streams',
+    WritableStream: 'web/streams',
+    WritableStreamDefaultWriter: 'web/streams',
+    WritableStreamDefaultController: 'web/streams',
+    TransformStream: 'web/streams',
+    TransformStreamDefaultController: 'web/streams',
+    ByteLengthQueuingStrategy: 'web/streams',
+    CountQueuingStrategy: 'web/streams',
+    TextEncoderStream: 'web/streams',
+    TextDecoderStream: 'web/streams',
+    CompressionStream: 'web/streams',
+    DecompressionStream: 'web/streams',
+  },
+  dependsOn: ['zlib', 'buffer'],
+  tests: ['test/node8-web.test.ts', 'test/node8-builtins.test.ts'],
+} as const satisfies Capability;
