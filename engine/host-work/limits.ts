@@ -1,9 +1,13 @@
 /**
  * The one table of host-work limits, for node8's crypto, zlib and WebCrypto and for Python's
  * hashlib alike: how much work one host operation of a function may ask for, and what may run on
- * the server's own thread. Imported by the host and bundled into the sandboxes (no imports here),
- * so both sides read the same numbers. The README's security model lists them.
+ * the server's own thread. The general entries are here; a capability's own come from its
+ * folder's limits.ts (engine/capabilities/<name>/limits.ts), spread in below. Imported by the host
+ * and bundled into the sandboxes (no imports here but those tables, which have none), so both
+ * sides read the same numbers. The README's security model lists them.
  */
+import { ZLIB_LIMITS } from '../capabilities/zlib/limits';
+import { MAIN_THREAD_BYTES } from './main-thread';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -13,13 +17,8 @@ export const HOST_WORK_LIMITS = {
   inputBytes: 32 * MiB,
   /** Bytes one operation may answer: random bytes, a hash's output length, a derived key, decompressed data. */
   outputBytes: 32 * MiB,
-  /**
-   * Work small enough to run on the server's thread, in and out: about 0.1 ms of hashing or
-   * ciphering. Everything larger, and everything whose cost does not follow its size (key
-   * derivation and generation, RSA private-key operations, brotli, encrypted keys), runs on the
-   * host-work threads while the isolate waits.
-   */
-  mainThreadBytes: 64 * KiB,
+  /** See MAIN_THREAD_BYTES. */
+  mainThreadBytes: MAIN_THREAD_BYTES,
   /**
    * HMAC rounds of one PBKDF2 derivation: iterations times output blocks (about 2 s of one core
    * for SHA-256 on the development machine; Django's 870,000 iterations are 0.45 s). Also the
@@ -36,8 +35,7 @@ export const HOST_WORK_LIMITS = {
   dsaBits: 3072,
   /** A generated Diffie-Hellman prime (a safe prime: 1,024 bits take about a second, 2,048 minutes). */
   dhPrimeBits: 1024,
-  /** Input of one brotli compression at quality 10 or 11 (about 1 MB/s). */
-  brotliSlowInputBytes: 4 * MiB,
+  ...ZLIB_LIMITS,
 } as const;
 
 export type HostWorkLimits = typeof HOST_WORK_LIMITS;

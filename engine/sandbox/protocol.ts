@@ -4,7 +4,7 @@
  * runtimes, so each name, kind and limit is written once. Everything that crosses is copied data:
  * strings, numbers, ArrayBuffers, plain arrays and objects.
  */
-import { HOST_WORK_LIMITS } from '../host-work/limits';
+import { MAIN_THREAD_BYTES } from '../host-work/main-thread';
 
 /** The global the host puts its callbacks under; the runtime takes them and deletes it. */
 export const HOST_GLOBAL = '__isletHost';
@@ -59,10 +59,8 @@ export interface KeySpec {
   pem?: string;
   jwk?: Record<string, unknown>;
 }
-/** Largest input of one native call (see engine/host-work/limits.ts, the one table of host-work limits). */
-export const MAX_NATIVE_BYTES = HOST_WORK_LIMITS.inputBytes;
-/** Inputs larger than this are worked off the host's thread even by synchronous APIs. */
-export const OFF_THREAD_BYTES = HOST_WORK_LIMITS.mainThreadBytes;
+/** Inputs larger than this are worked off the host's thread even by synchronous APIs (see engine/host-work/limits.ts, the one table of host-work limits). */
+export const OFF_THREAD_BYTES = MAIN_THREAD_BYTES;
 /**
  * The code of the host's answer to a synchronous native call that is too heavy for its thread
  * (the host judges, whatever the sandbox thought): the sandbox sends the call again off it.

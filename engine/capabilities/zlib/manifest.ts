@@ -4,7 +4,7 @@ export const zlib = {
   name: 'zlib',
   summary: "Node's zlib (deflate, gzip, brotli) over the host's, with its output bounded",
   runtimes: ['node8'],
-  libraries: { 'node/zlib': '../../node8/sandbox/node/zlib.ts' },
+  libraries: { 'node/zlib': 'guest/zlib.ts' },
   modules: { zlib: 'node/zlib' },
   ops: ['zlib'],
   dependsOn: ['buffer', 'streams'],

@@ -1,10 +1,14 @@
 import { toArrayBuffer } from '../../bytes';
 import type { HostTaskAnswer } from '../../host-work/task';
 import type { InstanceServices } from '../../runtime';
-import { MAX_NATIVE_BYTES, NATIVE_OFF_THREAD, type NativeCall, type NativeResult } from '../../sandbox/protocol';
+import { HOST_WORK_LIMITS } from '../../host-work/limits';
+import { NATIVE_OFF_THREAD, type NativeCall, type NativeResult } from '../../sandbox/protocol';
+
+/** Largest input of one native call. */
+export const MAX_NATIVE_BYTES = HOST_WORK_LIMITS.inputBytes;
 import { cryptoCall, cryptoIsLight } from './crypto';
 import { fsCall, fsCallAsync, type FunctionFiles } from './fs';
-import { zlibCall, zlibIsLight } from './zlib';
+import { zlibCall, zlibIsLight } from '../../capabilities/zlib/host';
 
 /** What a native call gets: its JSON, and its bytes split by the lengths the JSON gives (`n`). */
 export interface NativeInput {

@@ -1,8 +1,7 @@
 import { webcrypto } from 'node:crypto';
 import { HOST_WORK_LIMITS as LIMITS, pbkdf2Refusal } from '../../host-work/limits';
-import { MAX_NATIVE_BYTES } from '../../sandbox/protocol';
 import type { OpResult } from '../../isolate/bridge';
-import { readInput } from './native';
+import { MAX_NATIVE_BYTES, readInput } from './native';
 
 /**
  * The host half of `crypto.subtle` in node8 functions: Node's WebCrypto, reached through copied

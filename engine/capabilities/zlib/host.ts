@@ -1,7 +1,7 @@
 import * as zlib from 'node:zlib';
 import { HOST_WORK_LIMITS as LIMITS } from '../../host-work/limits';
 import { NATIVE_OFF_THREAD } from '../../sandbox/protocol';
-import { NativeError, type NativeInput, type NativeOutput } from './native';
+import { NativeError, type NativeInput, type NativeOutput } from '../../node8/host/native';
 
 /**
  * The host half of node8's `zlib` module: Node's zlib and brotli on copied bytes. Output is bounded

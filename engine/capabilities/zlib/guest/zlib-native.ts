@@ -1,4 +1,4 @@
-import { nativeSync } from './native';
+import { nativeSync } from '../../../node8/sandbox/node/native';
 
 /** One zlib operation of the host on the concatenated chunks. */
 export function zlibBytes(op: string, options: Record<string, unknown>, chunks: readonly Uint8Array[]): Uint8Array {

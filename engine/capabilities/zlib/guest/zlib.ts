@@ -1,8 +1,8 @@
 // node8's `zlib`: the host's zlib and brotli on copied bytes (see engine/node8/host/zlib.ts).
 // Synchronous calls, callbacks and streams; a stream compresses or decompresses its whole input
 // when it ends. Output is bounded: a decompression bomb throws ERR_BUFFER_TOO_LARGE.
-import { LazyTransform } from './lazy-transform';
-import { nativeAsync, nativeSync } from './native';
+import { LazyTransform } from '../../../node8/sandbox/node/lazy-transform';
+import { nativeAsync, nativeSync } from '../../../node8/sandbox/node/native';
 import { concat, zlibBytes } from './zlib-native';
 
 declare const require: (id: string) => unknown;
