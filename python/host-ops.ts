@@ -97,7 +97,7 @@ async function readFunctionFile(payload: string, scope: SyncOpScope): Promise<Op
 
 /**
  * A key derivation of hashlib, on a host-work thread (engine/host-work) under the limits node8's
- * crypto has too (python/host-kdf.ts does the work). Failures keep their code: ERR_TOO_MUCH_WORK
+ * crypto has too (engine/capabilities/crypto/hashlib.ts does the work). Failures keep their code: ERR_TOO_MUCH_WORK
  * makes the sandbox compute the derivation in the interpreter.
  */
 async function derive(kind: 'pbkdf2' | 'scrypt', payload: string, body: Uint8Array | undefined, services: InstanceServices): Promise<OpAnswer> {

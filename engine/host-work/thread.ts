@@ -5,7 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { toArrayBuffer } from '../bytes';
-import { deriveForPython } from '../../python/host-kdf';
+import { deriveForPython } from '../capabilities/crypto/hashlib';
 import { runNativeWork } from '../node8/host/native';
 import { subtleOp } from '../node8/host/subtle';
 import type { HostTask, HostTaskAnswer, ThreadReply } from './task';

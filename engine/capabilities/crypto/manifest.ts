@@ -4,7 +4,7 @@ export const crypto = {
   name: 'crypto',
   summary: "Node's crypto (hashes, HMAC, ciphers, signatures, keys, key derivation) over the host's OpenSSL, and Python's hashlib key derivations",
   runtimes: ['node8', 'python'],
-  libraries: { 'node/crypto': '../../node8/sandbox/node/crypto.ts' },
+  libraries: { 'node/crypto': 'guest/crypto.ts' },
   modules: { crypto: 'node/crypto' },
   ops: ['hash', 'hmac', 'cipher', 'sign', 'verify', 'key', 'keygen', 'derive', 'rsa', 'random', 'pbkdf2', 'scrypt'],
   dependsOn: ['buffer', 'streams', 'subtle'],

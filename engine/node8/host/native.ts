@@ -6,7 +6,7 @@ import { NATIVE_OFF_THREAD, type NativeCall, type NativeResult } from '../../san
 
 /** Largest input of one native call. */
 export const MAX_NATIVE_BYTES = HOST_WORK_LIMITS.inputBytes;
-import { cryptoCall, cryptoIsLight } from './crypto';
+import { cryptoCall, cryptoIsLight } from '../../capabilities/crypto/host';
 import { fsCall, fsCallAsync, type FunctionFiles } from './fs';
 import { zlibCall, zlibIsLight } from '../../capabilities/zlib/host';
 

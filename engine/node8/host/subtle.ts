@@ -1,5 +1,6 @@
 import { webcrypto } from 'node:crypto';
-import { HOST_WORK_LIMITS as LIMITS, pbkdf2Refusal } from '../../host-work/limits';
+import { pbkdf2Refusal } from '../../capabilities/crypto/limits';
+import { HOST_WORK_LIMITS as LIMITS } from '../../host-work/limits';
 import type { OpResult } from '../../isolate/bridge';
 import { MAX_NATIVE_BYTES, readInput } from './native';
 
@@ -78,7 +79,7 @@ function checkWork(algorithm: unknown, bits: unknown): void {
   const a = (typeof algorithm === 'object' && algorithm !== null ? algorithm : {}) as { iterations?: unknown; modulusLength?: unknown; hash?: unknown };
   if (a.iterations !== undefined) {
     const hash = typeof a.hash === 'object' && a.hash !== null ? (a.hash as { name?: unknown }).name : a.hash;
-    const refusal = pbkdf2Refusal(Number(a.iterations), Math.ceil((typeof bits === 'number' ? bits : 512) / 8), String(hash ?? 'SHA-1'));
+    const refusal = pbkdf2Refusal(Number(a.iterations), Math.ceil((typeof bits === 'number' ? bits : 512) / 8), String(hash ?? 'SHA-1'), LIMITS);
     if (refusal) throw new Error(`OperationError: ${refusal}`);
   }
   if (a.modulusLength !== undefined && !(Number(a.modulusLength) <= LIMITS.rsaBits)) throw new Error(`OperationError: RSA keys of ${String(a.modulusLength)} bits are over islet's limit of ${LIMITS.rsaBits}`);

@@ -1,10 +1,10 @@
 // node8's `crypto`: hashes, HMAC, ciphers, signatures, keys and key derivation run by the host's
-// OpenSSL (engine/node8/host/crypto.ts) on copied bytes; random numbers from the host's CSPRNG;
+// OpenSSL (host.ts in this folder) on copied bytes; random numbers from the host's CSPRNG;
 // `webcrypto` is the global `crypto`. Hash and cipher objects gather their input and hand it to the
 // host once, when they are finished.
 import type { KeySpec } from '../../../sandbox/protocol';
-import { LazyTransform } from './lazy-transform';
-import { internal, nativeAsync, nativeSync, type NativeAnswer } from './native';
+import { LazyTransform } from '../../../node8/sandbox/node/lazy-transform';
+import { internal, nativeAsync, nativeSync, type NativeAnswer } from '../../../node8/sandbox/node/native';
 
 declare const require: (id: string) => unknown;
 type BufferLike = Uint8Array & { toString(encoding?: string): string };

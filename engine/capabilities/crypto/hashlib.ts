@@ -1,7 +1,8 @@
 import { getHashes, pbkdf2Sync, scryptSync } from 'node:crypto';
-import { toArrayBuffer } from '../engine/bytes';
-import { pbkdf2Refusal, pbkdf2Rounds, HOST_WORK_LIMITS, scryptRefusal } from '../engine/host-work/limits';
-import type { HostTaskAnswer } from '../engine/host-work/task';
+import { toArrayBuffer } from '../../bytes';
+import { HOST_WORK_LIMITS } from '../../host-work/limits';
+import { pbkdf2Refusal, pbkdf2Rounds, scryptRefusal } from './limits';
+import type { HostTaskAnswer } from '../../host-work/task';
 
 /**
  * Python's `hashlib.pbkdf2_hmac` and `hashlib.scrypt` as host work (run on a host-work thread,
@@ -41,14 +42,14 @@ function pbkdf2(args: Record<string, unknown>, password: Uint8Array, salt: Uint8
   const dklen = Number(args.dklen);
   if (!Number.isSafeInteger(iterations) || iterations < 1 || !Number.isSafeInteger(dklen) || dklen < 1) throw fail('ERR_VALUE', 'iterations and dklen must be positive integers');
   if (pbkdf2Rounds(iterations, dklen, digest) > HOST_WORK_LIMITS.pbkdf2Rounds) throw fail('ERR_TOO_MUCH_WORK', `more than ${HOST_WORK_LIMITS.pbkdf2Rounds} rounds`);
-  const refusal = pbkdf2Refusal(iterations, dklen, digest);
+  const refusal = pbkdf2Refusal(iterations, dklen, digest, HOST_WORK_LIMITS);
   if (refusal) throw fail('ERR_VALUE', refusal);
   return pbkdf2Sync(password, salt, iterations, dklen, digest);
 }
 
 function scrypt(args: Record<string, unknown>, password: Uint8Array, salt: Uint8Array): Buffer {
   const [N, r, p, dklen] = [args.n, args.r, args.p, args.dklen].map(Number) as [number, number, number, number];
-  const refusal = scryptRefusal(N, r, p, dklen);
+  const refusal = scryptRefusal(N, r, p, dklen, HOST_WORK_LIMITS);
   if (refusal) throw fail('ERR_VALUE', refusal);
   const asked = Number(args.maxmem) || 32 * 1024 * 1024;
   const maxmem = Math.min(asked, HOST_WORK_LIMITS.scryptMemoryBytes);

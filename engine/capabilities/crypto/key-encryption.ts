@@ -1,4 +1,5 @@
-import { HOST_WORK_LIMITS, pbkdf2Refusal, scryptRefusal } from '../../host-work/limits';
+import { HOST_WORK_LIMITS } from '../../host-work/limits';
+import { pbkdf2Refusal, scryptRefusal } from './limits';
 
 /**
  * The work an encrypted private key asks for before it can be used: a PKCS#8 key names its own
@@ -113,10 +114,10 @@ function refusalOf(der: Uint8Array): string | undefined {
   if (name === OID.pbkdf2) {
     const iterations = integer(der, fields[1]);
     // The key that encrypts a private key is at most 32 bytes: two blocks of SHA-1, one of the others.
-    return pbkdf2Refusal(iterations, 32, 'sha1') && `the private key is encrypted with ${iterations} PBKDF2 iterations, over islet's limit of ${HOST_WORK_LIMITS.pbkdf2Rounds / 2}`;
+    return pbkdf2Refusal(iterations, 32, 'sha1', HOST_WORK_LIMITS) && `the private key is encrypted with ${iterations} PBKDF2 iterations, over islet's limit of ${HOST_WORK_LIMITS.pbkdf2Rounds / 2}`;
   }
   if (name === OID.scrypt) {
-    const refusal = scryptRefusal(integer(der, fields[1]), integer(der, fields[2]), integer(der, fields[3]), 32);
+    const refusal = scryptRefusal(integer(der, fields[1]), integer(der, fields[2]), integer(der, fields[3]), 32, HOST_WORK_LIMITS);
     return refusal && `the private key is encrypted with scrypt: ${refusal}`;
   }
   return `the private key is encrypted with an unknown key derivation (${name})`;

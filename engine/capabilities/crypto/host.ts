@@ -1,9 +1,10 @@
 import * as crypto from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { HOST_WORK_LIMITS as LIMITS, pbkdf2Refusal, scryptRefusal } from '../../host-work/limits';
+import { HOST_WORK_LIMITS as LIMITS } from '../../host-work/limits';
+import { pbkdf2Refusal, scryptRefusal } from './limits';
 import type { KeySpec, NativeCall } from '../../sandbox/protocol';
 import { encryptedKeyRefusal } from './key-encryption';
-import { NativeError, type NativeInput, type NativeOutput } from './native';
+import { NativeError, type NativeInput, type NativeOutput } from '../../node8/host/native';
 
 /**
  * The host half of node8's `crypto` module: Node's own OpenSSL-backed implementation, reached
@@ -223,10 +224,10 @@ function workRefusal(call: NativeCall, p: Record<string, unknown>): string | und
 
 function deriveRefusal(p: Record<string, unknown>): string | undefined {
   const length = Number(p.length);
-  if (p.kind === 'pbkdf2') return pbkdf2Refusal(Number(p.iterations), length, String(p.digest));
+  if (p.kind === 'pbkdf2') return pbkdf2Refusal(Number(p.iterations), length, String(p.digest), LIMITS);
   if (p.kind === 'scrypt') {
     const o = (p.options ?? {}) as { N?: unknown; cost?: unknown; r?: unknown; blockSize?: unknown; p?: unknown; parallelization?: unknown };
-    return scryptRefusal(Number(o.N ?? o.cost ?? 16384), Number(o.r ?? o.blockSize ?? 8), Number(o.p ?? o.parallelization ?? 1), length);
+    return scryptRefusal(Number(o.N ?? o.cost ?? 16384), Number(o.r ?? o.blockSize ?? 8), Number(o.p ?? o.parallelization ?? 1), length, LIMITS);
   }
   return length > LIMITS.outputBytes ? `a derived key of ${length} bytes is over islet's limit of ${LIMITS.outputBytes}` : undefined;
 }
