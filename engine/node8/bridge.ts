@@ -2,7 +2,7 @@ import ivm from 'isolated-vm';
 import { commonCallbacks, installHostObject, type Bridge, type BridgeTarget, type OpResult } from '../isolate/bridge';
 import type { InstanceServices } from '../runtime';
 import type { NativeCall, OpKind } from '../sandbox/protocol';
-import type { FunctionFiles } from './host/fs';
+import type { FunctionFiles } from '../capabilities/fs/host';
 import { nativeErrorMessage, runNative, runNativeOffThread } from './host/native';
 
 /** A node8 isolate's bridge also knows the files of the function it became (for `fs` and `require`). */

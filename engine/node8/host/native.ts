@@ -7,7 +7,7 @@ import { NATIVE_OFF_THREAD, type NativeCall, type NativeResult } from '../../san
 /** Largest input of one native call. */
 export const MAX_NATIVE_BYTES = HOST_WORK_LIMITS.inputBytes;
 import { cryptoCall, cryptoIsLight } from '../../capabilities/crypto/host';
-import { fsCall, fsCallAsync, type FunctionFiles } from './fs';
+import { fsCall, fsCallAsync, type FunctionFiles } from '../../capabilities/fs/host';
 import { zlibCall, zlibIsLight } from '../../capabilities/zlib/host';
 
 /** What a native call gets: its JSON, and its bytes split by the lengths the JSON gives (`n`). */

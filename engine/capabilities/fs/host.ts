@@ -1,8 +1,8 @@
 import { promises as fsp, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { NATIVE_OFF_THREAD } from '../../sandbox/protocol';
-import { joinWithinRoot } from '../paths';
-import { NativeError, type NativeInput, type NativeOutput } from './native';
+import { joinWithinRoot } from '../../node8/paths';
+import { NativeError, type NativeInput, type NativeOutput } from '../../node8/host/native';
 
 /** Files larger than this are read off the server's thread (asynchronously) even by readFileSync. */
 const MAIN_THREAD_FILE_BYTES = 1024 * 1024;
