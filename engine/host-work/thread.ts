@@ -7,7 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import { toArrayBuffer } from '../bytes';
 import { deriveForPython } from '../capabilities/crypto/hashlib';
 import { runNativeWork } from '../node8/host/native';
-import { subtleOp } from '../node8/host/subtle';
+import { subtleOp } from '../capabilities/subtle/host';
 import type { HostTask, HostTaskAnswer, ThreadReply } from './task';
 
 async function run(task: HostTask): Promise<HostTaskAnswer> {

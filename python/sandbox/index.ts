@@ -8,7 +8,7 @@
  */
 import { current, takeHost } from '../../engine/sandbox/guest/host';
 import { apply, freeze } from '../../engine/sandbox/guest/intrinsics';
-import { makeCrypto } from '../../engine/sandbox/guest/random';
+import { makeCrypto } from '../../engine/capabilities/subtle/guest/random';
 import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
 import { makeTimers } from '../../engine/sandbox/guest/timers';
 import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type SandboxEntryPoints, type SyncOpKind, type SyncOpResult } from '../../engine/sandbox/protocol';

@@ -1,5 +1,5 @@
 /** `crypto.getRandomValues` and `crypto.randomUUID` over the host's CSPRNG (bytes drawn in blocks). */
-import type { HostBridge } from '../protocol';
+import type { HostBridge } from '../../../sandbox/protocol';
 
 export function makeCrypto(hostRandom: HostBridge['random']): unknown {
   let pool = new Uint8Array(0);

@@ -1,9 +1,9 @@
 // WebCrypto for node8 functions: the global `crypto` (getRandomValues, randomUUID, subtle),
 // CryptoKey and SubtleCrypto. Every subtle operation is worked by the host's WebCrypto
-// (engine/node8/host/subtle.ts): a key crosses as its material (a JWK, or raw bytes for PBKDF2
+// (host.ts in this folder): a key crosses as its material (a JWK, or raw bytes for PBKDF2
 // and HKDF) and is kept here, out of user code's reach, beside its description.
-import { makeCrypto } from '../../../sandbox/guest/random';
-import { INTERNAL, type Internal } from '../internal';
+import { makeCrypto } from './random';
+import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;

@@ -1,8 +1,8 @@
 import { webcrypto } from 'node:crypto';
-import { pbkdf2Refusal } from '../../capabilities/crypto/limits';
+import { pbkdf2Refusal } from '../crypto/limits';
 import { HOST_WORK_LIMITS as LIMITS } from '../../host-work/limits';
 import type { OpResult } from '../../isolate/bridge';
-import { MAX_NATIVE_BYTES, readInput } from './native';
+import { MAX_NATIVE_BYTES, readInput } from '../../node8/host/native';
 
 /**
  * The host half of `crypto.subtle` in node8 functions: Node's WebCrypto, reached through copied
