@@ -3,7 +3,7 @@ import { HeldRefusals } from './held-refusals';
 import { HostWorkPool } from './host-work/pool';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
 import { ServiceError } from './errors';
-import { Egress } from './egress';
+import { Egress } from './capabilities/fetch/egress';
 import { DEFAULT_LIMITS, type Limits } from './limits';
 import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
 import { describeFunction, isFunctionName, isPublicName, validateSpec, type FunctionDescription, type FunctionManifest, type RuntimeName } from './manifest';

@@ -1,6 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { EgressError } from '../engine/egress';
+import { EgressError } from '../engine/capabilities/fetch/egress';
 import type { HostMemoryBudget } from '../engine/isolate/host-memory';
 import type { InstanceServices } from '../engine/runtime';
 import type { SyncOpKind } from '../engine/sandbox/protocol';

@@ -40,7 +40,7 @@ interface Assets {
 const PYODIDE_DIR = path.dirname(require.resolve('pyodide/package.json'));
 const SNAPSHOT_MAKER = path.resolve(__dirname, '..', '..', 'python', 'make-snapshot.mjs');
 /** islet's Python side, which the snapshot holds (see make-snapshot.mjs). */
-const SNAPSHOT_PYTHON = ['runtime.py', 'net.py', 'stdlib.py'].map((name) => path.resolve(__dirname, '..', '..', 'python', 'sandbox', name));
+const SNAPSHOT_PYTHON = ['python/sandbox/runtime.py', 'engine/capabilities/fetch/guest/net.py', 'python/sandbox/stdlib.py'].map((file) => path.resolve(__dirname, '..', '..', file));
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
 /** Time allowed to boot an interpreter from the snapshot. */
 const BOOT_TIMEOUT_MS = 30_000;

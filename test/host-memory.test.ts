@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
-import { Egress } from '../engine/egress';
+import { Egress } from '../engine/capabilities/fetch/egress';
 import { HostMemory } from '../engine/isolate/host-memory';
 import { LogStore } from '../engine/logs';
 import { startChildServer, type ChildServer } from './helpers/child';

@@ -185,7 +185,7 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   wasmBytes = undefined;
   // `os` stays: Emscripten draws randomness through it for as long as the interpreter runs.
   for (const name of Object.keys(shellGlobals)) if (name !== 'os') delete g[name];
-  // islet's Python side (runtime.py, net.py, stdlib.py) is in the snapshot (python/make-snapshot.mjs).
+  // islet's Python side (runtime.py, fetch's net.py, stdlib.py) is in the snapshot (python/make-snapshot.mjs).
   // The IANA time-zone database, read-only where zoneinfo, dateutil and pytz look for it.
   const [listed, zones] = opSync('tzdata', JSON.stringify({ key: '' }), undefined);
   if (listed) mountLazyFiles(pyodide.FS, '/usr/share/zoneinfo', JSON.parse(zones) as [string, number][], (key) => opSync('tzdata', JSON.stringify({ key }), undefined)[2], true);

@@ -4,7 +4,7 @@ export const fetch = {
   name: 'fetch',
   summary: "Outbound HTTP through the host's guarded egress: node8's fetch, Request, Response, Headers, FormData and Blob, Node's http and https clients, and Python's sockets",
   runtimes: ['node8', 'python'],
-  libraries: { 'web/fetch': '../../node8/sandbox/web/fetch.ts', 'node/http': '../../node8/sandbox/node/http.ts' },
+  libraries: { 'web/fetch': 'guest/fetch.ts', 'node/http': 'guest/http.ts' },
   modules: { http: 'node/http', https: 'node/http#https' },
   globals: {
     Headers: 'web/fetch',

@@ -31,7 +31,7 @@ import {
 import { makeBuiltinRequire } from './builtins';
 import { installGlobals, installLazyGlobals } from './globals';
 import { pickEntry, type Entry } from './handlers';
-import type { serveFetch as ServeFetch } from './web/fetch';
+import type { serveFetch as ServeFetch } from '../../capabilities/fetch/guest/fetch';
 import { INTERNAL, type Internal, type OpAnswer } from './internal';
 import { ModuleSystem } from './modules';
 import { makeRequest } from './request';

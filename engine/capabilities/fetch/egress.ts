@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import * as os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, fetch } from 'undici';
-import type { HostMemoryBudget } from './isolate/host-memory';
+import type { HostMemoryBudget } from '../../isolate/host-memory';
 
 export interface EgressOptions {
   /** Let functions reach private, loopback and link-local addresses (off by default). */

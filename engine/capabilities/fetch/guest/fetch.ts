@@ -1,9 +1,9 @@
 // The fetch family for node8 functions: Headers, Request, Response (bodies of text, bytes, Blob,
 // FormData, URLSearchParams or ReadableStream), Blob, File, FormData, and `fetch` itself, which
-// sends the request through the host's guarded egress (engine/egress.ts) and answers a Response
+// sends the request through the host's guarded egress (../egress.ts) and answers a Response
 // whose body is a stream.
 import type { CallResult, MetaHead } from '../../../sandbox/protocol';
-import { INTERNAL, type Internal } from '../internal';
+import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 import { Blob, blobBytes, concatBytes, decodeMultipart, encodeMultipart, File, FormData } from './blob';
 
 declare const require: (id: string) => unknown;

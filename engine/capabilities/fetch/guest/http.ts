@@ -2,7 +2,7 @@
 // same path as `fetch`, so packages built on Node's http client (axios, node-fetch 2…) work. The
 // request body is gathered and sent when the request ends; the response is an IncomingMessage
 // stream. Servers are not available in functions.
-import { INTERNAL, type Internal } from '../internal';
+import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
