@@ -10,7 +10,7 @@ import { current, takeHost } from '../../engine/sandbox/guest/host';
 import { apply, freeze } from '../../engine/sandbox/guest/intrinsics';
 import { makeCrypto } from '../../engine/capabilities/subtle/guest/random';
 import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
-import { makeTimers } from '../../engine/sandbox/guest/timers';
+import { makeTimers } from '../../engine/capabilities/timers/guest/timers';
 import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type SandboxEntryPoints, type SyncOpKind, type SyncOpResult } from '../../engine/sandbox/protocol';
 import { MessageChannel } from './message-channel';
 import { mountLazyFiles, type LazyFs } from './lazy-files';

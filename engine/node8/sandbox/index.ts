@@ -9,7 +9,7 @@ import { makeConsole } from '../../sandbox/guest/console';
 import { current, takeHost } from '../../sandbox/guest/host';
 import { freeze, NativePromise, promiseResolve, promiseThen, startsWith } from '../../sandbox/guest/intrinsics';
 import { library, setLibraryRequire } from '../../sandbox/guest/libraries';
-import { makeTimers } from '../../sandbox/guest/timers';
+import { makeTimers } from '../../capabilities/timers/guest/timers';
 import {
   ENTRY_GLOBAL,
   Fire,

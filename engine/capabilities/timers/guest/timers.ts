@@ -1,7 +1,7 @@
-import { SlotMap } from '../../slot-map';
-import { MAX_TIMERS, TimerOp, type HostBridge } from '../protocol';
-import { current } from './host';
-import { promiseResolve, promiseThen } from './intrinsics';
+import { SlotMap } from '../../../slot-map';
+import { MAX_TIMERS, TimerOp, type HostBridge } from '../../../sandbox/protocol';
+import { current } from '../../../sandbox/guest/host';
+import { promiseResolve, promiseThen } from '../../../sandbox/guest/intrinsics';
 
 interface TimerEntry {
   fn: (...args: unknown[]) => void;
