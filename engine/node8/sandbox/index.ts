@@ -5,7 +5,7 @@
  * Compiled as RUNTIME_FILENAME, which is how its frames are removed from user-visible stacks.
  */
 import { SlotMap } from '../../slot-map';
-import { makeConsole } from '../../sandbox/guest/console';
+import { makeConsole } from '../../capabilities/console/guest/console';
 import { current, takeHost } from '../../sandbox/guest/host';
 import { freeze, NativePromise, promiseResolve, promiseThen, startsWith } from '../../sandbox/guest/intrinsics';
 import { library, setLibraryRequire } from '../../sandbox/guest/libraries';

@@ -1,5 +1,5 @@
-import type { HostBridge } from '../protocol';
-import { current } from './host';
+import type { HostBridge } from '../../../sandbox/protocol';
+import { current } from '../../../sandbox/guest/host';
 
 const MAX_LINE = 16 * 1024;
 
