@@ -4,7 +4,7 @@ export const buffer = {
   name: 'buffer',
   summary: "Node's Buffer (the buffer package), also the UTF-8 codec under both runtimes' TextEncoder and TextDecoder",
   runtimes: ['node8', 'python'],
-  libraries: { buffer: '../../sandbox/lib/buffer.ts' },
+  libraries: { buffer: 'guest/buffer.ts' },
   modules: { buffer: 'buffer#node' },
   globals: { Buffer: 'buffer' },
   tests: ['test/node8-builtins.test.ts'],
