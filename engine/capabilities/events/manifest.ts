@@ -4,7 +4,7 @@ export const events = {
   name: 'events',
   summary: "Event, EventTarget, DOMException and AbortController (event-target-shim), and Node's events",
   runtimes: ['node8'],
-  libraries: { 'web/events': '../../node8/sandbox/web/events.ts', 'node/events': '../../node8/sandbox/node/events.ts' },
+  libraries: { 'web/events': 'guest/events.ts', 'node/events': 'guest/node-events.ts' },
   modules: { events: 'node/events' },
   globals: {
     Event: 'web/events',

@@ -1,7 +1,7 @@
 // Events of the web platform for node8 functions: Event, EventTarget and CustomEvent
 // (event-target-shim), DOMException, AbortController and AbortSignal (timeout, any).
 import { Event, EventTarget, setErrorHandler, setWarningHandler } from 'event-target-shim';
-import { INTERNAL, type Internal } from '../internal';
+import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
