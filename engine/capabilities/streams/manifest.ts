@@ -5,9 +5,9 @@ export const streams = {
   summary: "Web streams (web-streams-polyfill) with the text and compression streams, and Node's stream (readable-stream) and string_decoder",
   runtimes: ['node8'],
   libraries: {
-    'web/streams': '../../node8/sandbox/web/streams.ts',
-    'node/stream': '../../node8/sandbox/node/stream.ts',
-    'node/string_decoder': '../../node8/sandbox/node/string_decoder.ts',
+    'web/streams': 'guest/streams.ts',
+    'node/stream': 'guest/stream.ts',
+    'node/string_decoder': 'guest/string_decoder.ts',
   },
   modules: {
     stream: 'node/stream',

@@ -3,7 +3,7 @@
 // `webcrypto` is the global `crypto`. Hash and cipher objects gather their input and hand it to the
 // host once, when they are finished.
 import type { KeySpec } from '../../../sandbox/protocol';
-import { LazyTransform } from '../../../node8/sandbox/node/lazy-transform';
+import { LazyTransform } from '../../streams/guest/lazy-transform';
 import { internal, nativeAsync, nativeSync, type NativeAnswer } from '../../../node8/sandbox/node/native';
 
 declare const require: (id: string) => unknown;

@@ -1,7 +1,7 @@
 // node8's `zlib`: the host's zlib and brotli on copied bytes (host.ts in this folder).
 // Synchronous calls, callbacks and streams; a stream compresses or decompresses its whole input
 // when it ends. Output is bounded: a decompression bomb throws ERR_BUFFER_TOO_LARGE.
-import { LazyTransform } from '../../../node8/sandbox/node/lazy-transform';
+import { LazyTransform } from '../../streams/guest/lazy-transform';
 import { nativeAsync, nativeSync } from '../../../node8/sandbox/node/native';
 import { concat, zlibBytes } from './zlib-native';
 

@@ -2,7 +2,7 @@
 // and CompressionStream/DecompressionStream (over the host's zlib); `node` is `stream/web`.
 import * as streams from 'web-streams-polyfill';
 import { ByteLengthQueuingStrategy, CountQueuingStrategy, ReadableStream, TransformStream, WritableStream } from 'web-streams-polyfill';
-import { zlibBytes } from '../../../capabilities/zlib/guest/zlib-native';
+import { zlibBytes } from '../../zlib/guest/zlib-native';
 
 export * from 'web-streams-polyfill';
 
