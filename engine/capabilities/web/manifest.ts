@@ -4,7 +4,7 @@ export const web = {
   name: 'web',
   summary: 'The smaller web globals: structuredClone, MessageChannel, performance, navigator',
   runtimes: ['node8'],
-  libraries: { 'web/misc': '../../node8/sandbox/web/misc.ts' },
+  libraries: { 'web/misc': 'guest/misc.ts' },
   globals: {
     structuredClone: 'web/misc',
     MessageChannel: 'web/misc',

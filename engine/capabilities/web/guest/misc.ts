@@ -1,7 +1,7 @@
 // The rest of the web platform for node8 functions: structuredClone (@ungap/structured-clone),
 // MessageChannel, performance and navigator.
 import structuredCloneImpl from '@ungap/structured-clone';
-import { INTERNAL, type Internal } from '../internal';
+import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
