@@ -1,5 +1,5 @@
 // WebAssembly for node8 functions, its memory held to the function's memory limit (see wasm.ts).
-import { INTERNAL, type Internal } from '../internal';
+import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 import { guardedWebAssembly } from './wasm';
 
 declare const require: (id: string) => unknown;
