@@ -75,7 +75,7 @@ async function main() {
  *   polyfill of a built-in) inside the libraries of Node's modules, except in the one that provides
  *   `x`, where `x/` is the package;
  * - packages that only stand in for a platform global (abort-controller) use islet's global;
- * - unenv's "not implemented" helpers are islet's own (engine/node8/sandbox/node/not-implemented.ts).
+ * - unenv's "not implemented" helpers are islet's own (engine/capabilities/node/guest/not-implemented.ts).
  */
 function libraryPlugin(library) {
   const own = library.name.startsWith('node/') ? library.name.slice(5) : undefined;
@@ -96,9 +96,9 @@ function libraryPlugin(library) {
         if (id.endsWith('/') && (own === undefined || bare === own)) return undefined;
         return { path: bare, external: true };
       });
-      build.onResolve({ filter: /^abort-controller$/ }, () => ({ path: path.join(root, 'engine', 'node8', 'sandbox', 'node', 'abort-controller.ts') }));
+      build.onResolve({ filter: /^abort-controller$/ }, () => ({ path: path.join(root, 'engine', 'capabilities', 'node', 'guest', 'abort-controller.ts') }));
       build.onResolve({ filter: /_internal\/utils\.mjs$/ }, (args) =>
-        /unenv/.test(args.resolveDir) ? { path: path.join(root, 'engine', 'node8', 'sandbox', 'node', 'not-implemented.ts') } : undefined,
+        /unenv/.test(args.resolveDir) ? { path: path.join(root, 'engine', 'capabilities', 'node', 'guest', 'not-implemented.ts') } : undefined,
       );
     },
   };

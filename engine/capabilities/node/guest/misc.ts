@@ -5,7 +5,7 @@ import diagnosticsChannel from 'unenv/node/diagnostics_channel';
 import osModule from 'unenv/node/os';
 import * as perfHooks from 'unenv/node/perf_hooks';
 import ttyModule from 'unenv/node/tty';
-import { INTERNAL, type Internal } from '../internal';
+import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;

@@ -1,7 +1,7 @@
 // node8's `process` (made on first use): the function's declared env plus SERVICE_ACCOUNT_ID, fixed
 // facts about a harmless Linux, and the event-emitter surface packages call (listeners are
 // accepted and never fire). Nothing of the host's process reaches it.
-import { INTERNAL, type Internal } from '../internal';
+import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;

@@ -5,7 +5,7 @@
 // results of fetch and sdk calls, because the runtime enters the isolate for one request at a time
 // once this module is loaded (`internal.unbatch`: calls of the function are no longer batched into one
 // entry, whose promise jobs would run mixed). Other requests never see it.
-import { INTERNAL, type Internal } from '../internal';
+import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
