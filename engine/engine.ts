@@ -378,22 +378,22 @@ export class Engine {
       hostWork: (task) => this.hostWork.run(manifest.account, task, timeoutMs),
       log: (requestId, level, message) => this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId, level, message })),
       fetch: (request, body, budget) => this.egress.fetch(request, body, budget),
-      invoke: async (payload) => {
-        const call = JSON.parse(payload) as { accountId: string; functionName: string; apiKey: string; body: string };
+      // sdk.invoke (engine/capabilities/invoke): a POST of the body as JSON.
+      invoke: async (call) => {
         const res = await this.invoke({
-          accountId: String(call.accountId),
-          functionName: String(call.functionName),
-          apiKey: call.apiKey ? String(call.apiKey) : undefined,
+          accountId: call.accountId,
+          functionName: call.functionName,
+          apiKey: call.apiKey || undefined,
           method: 'POST',
           path: '/',
           rawQuery: '',
           headers: { 'content-type': 'application/json' },
-          body: Buffer.from(String(call.body ?? ''), 'utf8'),
+          body: Buffer.from(call.body, 'utf8'),
         });
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(responseHeaders(res))) headers[name.toLowerCase()] = value;
         const body = typeof res.body === 'string' ? res.body : Buffer.from(res.body).toString('utf8');
-        return JSON.stringify({ statusCode: res.status, headers, body });
+        return { statusCode: res.status, headers, body };
       },
     };
   }

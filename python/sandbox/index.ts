@@ -11,7 +11,7 @@ import { apply, freeze } from '../../engine/sandbox/guest/intrinsics';
 import { makeCrypto } from '../../engine/capabilities/subtle/guest/random';
 import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
 import { makeTimers } from '../../engine/capabilities/timers/guest/timers';
-import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type SandboxEntryPoints, type SyncOpKind, type SyncOpResult } from '../../engine/sandbox/protocol';
+import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type HostReply, type SandboxEntryPoints, type SyncOpKind } from '../../engine/sandbox/protocol';
 import { MessageChannel } from './message-channel';
 import { mountLazyFiles, type LazyFs } from './lazy-files';
 
@@ -55,7 +55,7 @@ const {
   random: hostRandom,
   deliver: hostDeliver,
   opSync: hostOpSync,
-} = takeHost<Pick<HostBridge, 'log' | 'timer' | 'random' | 'deliver'> & { opSync: { applySyncPromise(receiver: unknown, args: unknown[], options: object): SyncOpResult } }>();
+} = takeHost<Pick<HostBridge, 'log' | 'timer' | 'random' | 'deliver'> & { opSync: { applySyncPromise(receiver: unknown, args: unknown[], options: object): HostReply } }>();
 /** How `applySyncPromise` is told to copy: an object of its own, which no prototype can add options to. */
 const COPY_ARGUMENTS = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }) });
 const files = g.__isletPy as PyFiles;
@@ -201,11 +201,14 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   if (typeof pyCall !== 'function' || typeof pyInit !== 'function') throw new Error('the Python snapshot lacks islet\'s runtime');
 }
 
-/** An operation Python waits for (see SyncOpKind): its thread blocks while the host works. */
+/**
+ * An operation Python waits for (see SyncOpKind): its thread blocks while the host works. Its
+ * reply goes to Python as it came: ok, then the answer's JSON and bytes, or a HostError's JSON.
+ */
 function opSync(kind: SyncOpKind, payload: string, body: PyBytesLike | undefined): [boolean, string, Uint8Array | undefined] {
   const bytes = body == null ? undefined : (body.toJs().slice().buffer as ArrayBuffer);
   const result = hostOpSync.applySyncPromise(undefined, [kind, payload, bytes], COPY_ARGUMENTS);
-  const out = result[2];
+  const out = (result as [boolean, string, ArrayBuffer?])[2];
   return [result[0], result[1], out === undefined ? undefined : new Uint8Array(out)];
 }
 

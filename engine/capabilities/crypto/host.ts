@@ -1,15 +1,18 @@
 import * as crypto from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { HOST_WORK_LIMITS as LIMITS } from '../../host-work/limits';
-import { pbkdf2Refusal, scryptRefusal } from './limits';
-import type { KeySpec, NativeCall } from '../../sandbox/protocol';
+import { OpError } from '../errors';
+import type { NativeHosts, NativeOutput } from '../native-call';
+import type { Infer } from '../schema';
 import { encryptedKeyRefusal } from './key-encryption';
-import { NativeError, type NativeInput, type NativeOutput } from '../../node8/host/native';
+import { pbkdf2Refusal, scryptRefusal } from './limits';
+import type { CRYPTO_CALLS, KeySpec } from './ops';
 
 /**
  * The host half of node8's `crypto` module: Node's own OpenSSL-backed implementation, reached
- * through copied bytes only. Keys cross as their material (PEM text, DER or secret bytes, a JWK)
- * and are parsed here, with the parsed KeyObjects of recent keys kept by their material's digest.
+ * through copied bytes only (the calls and their payloads are declared in ops.ts). Keys cross as
+ * their material (PEM text, DER or secret bytes, a JWK) and are parsed here, with the parsed
+ * KeyObjects of recent keys kept by their material's digest.
  */
 
 const keys = new LRUCache<string, crypto.KeyObject>({ max: 256 });
@@ -17,22 +20,23 @@ const keys = new LRUCache<string, crypto.KeyObject>({ max: 256 });
 /** Names the sandbox lists in getHashes/getCiphers/getCurves. */
 const CRYPTO_LISTS = { hashes: crypto.getHashes(), ciphers: crypto.getCiphers(), curves: crypto.getCurves() };
 
+type Payload<K extends keyof typeof CRYPTO_CALLS> = Infer<(typeof CRYPTO_CALLS)[K]>;
+
 function str(value: unknown, name: string): string {
-  if (typeof value !== 'string') throw new NativeError(`${name} must be a string`, 'ERR_INVALID_ARG_TYPE');
+  if (typeof value !== 'string') throw new OpError('ERR_INVALID_ARG_TYPE', `${name} must be a string`);
   return value;
 }
 
+function outOfRange(refusal: string | undefined): void {
+  if (refusal) throw new OpError('ERR_OUT_OF_RANGE', refusal);
+}
+
 /** The KeyObject of `spec` (parsing it, or finding it parsed). */
-export function keyOf(spec: unknown, bytes: Buffer | undefined): crypto.KeyObject {
-  if (typeof spec !== 'object' || spec === null) throw new NativeError('invalid key', 'ERR_INVALID_ARG_TYPE');
-  const k = spec as KeySpec;
+export function keyOf(k: KeySpec, bytes: Buffer | undefined): crypto.KeyObject {
   const digest = crypto.createHash('sha256').update(JSON.stringify([k.kind, k.format, k.type, k.passphrase, k.pem, k.jwk])).update(bytes ?? Buffer.alloc(0)).digest('hex');
   const known = keys.get(digest);
   if (known) return known;
-  if (k.kind === 'private') {
-    const refusal = encryptedKeyRefusal(k, bytes);
-    if (refusal) throw new NativeError(refusal, 'ERR_OUT_OF_RANGE');
-  }
+  if (k.kind === 'private') outOfRange(encryptedKeyRefusal(k, bytes));
   let key: crypto.KeyObject;
   if (k.kind === 'secret') {
     key = k.format === 'jwk' ? crypto.createSecretKey(Buffer.from(str((k.jwk as crypto.JsonWebKey | undefined)?.k, 'jwk.k'), 'base64url')) : crypto.createSecretKey(bytes ?? Buffer.alloc(0));
@@ -80,7 +84,7 @@ function exportKey(key: crypto.KeyObject, options: Record<string, unknown>): Nat
   return typeof exported === 'string' ? { json: { pem: exported } } : { json: {}, bytes: [exported as Buffer] };
 }
 
-function signOptions(key: crypto.KeyObject, p: Record<string, unknown>): crypto.SignKeyObjectInput {
+function signOptions(key: crypto.KeyObject, p: Payload<'sign'>): crypto.SignKeyObjectInput {
   const options: crypto.SignKeyObjectInput = { key };
   if (typeof p.padding === 'number') options.padding = p.padding;
   if (typeof p.saltLength === 'number') options.saltLength = p.saltLength;
@@ -89,65 +93,111 @@ function signOptions(key: crypto.KeyObject, p: Record<string, unknown>): crypto.
 }
 
 /** The first part is a key's bytes when its spec asks for them (DER or a secret); the rest follow. */
-function splitKey(spec: unknown, parts: Buffer[]): { key: crypto.KeyObject; rest: Buffer[] } {
-  const k = spec as KeySpec | undefined;
-  const takesBytes = k?.format === 'der' || (k?.kind === 'secret' && k.format !== 'jwk');
-  return takesBytes ? { key: keyOf(spec, parts[0]), rest: parts.slice(1) } : { key: keyOf(spec, undefined), rest: parts };
+function splitKey(k: KeySpec, parts: Buffer[]): { key: crypto.KeyObject; rest: Buffer[] } {
+  const takesBytes = k.format === 'der' || (k.kind === 'secret' && k.format !== 'jwk');
+  return takesBytes ? { key: keyOf(k, parts[0]), rest: parts.slice(1) } : { key: keyOf(k, undefined), rest: parts };
 }
 
-export function cryptoCall(call: NativeCall, { payload: p, parts }: NativeInput): NativeOutput {
-  checkWork(call, p);
-  switch (call) {
-    case 'hash': {
-      const hash = crypto.createHash(str(p.alg, 'algorithm'), typeof p.outputLength === 'number' ? { outputLength: p.outputLength } : undefined);
+/** A key whose parsing runs a key derivation (a passphrase, an encrypted PEM). */
+function asksForKeyWork(k: KeySpec | undefined): boolean {
+  return k !== undefined && (k.passphrase !== undefined || (typeof k.pem === 'string' && k.pem.includes('ENCRYPTED')));
+}
+
+/** Small inputs only (the bound of every call on the server's thread). */
+const small = (inputBytes: number) => inputBytes <= LIMITS.mainThreadBytes;
+
+/**
+ * The native calls of crypto: each call's bounds (engine/host-work/limits.ts) are checked before its
+ * work starts, and whether it is light enough for the server's thread: small inputs and outputs,
+ * and none of the work whose cost does not follow its size (key derivation and generation,
+ * private-key RSA, encrypted keys). The rest runs on a host-work thread (engine/host-work).
+ */
+export const cryptoHost: NativeHosts<typeof CRYPTO_CALLS> = {
+  hash: {
+    light: (p, size) => small(size) && (p.outputLength === undefined || Number(p.outputLength) <= LIMITS.mainThreadBytes),
+    run(p, parts) {
+      outOfRange(p.outputLength !== undefined && !(Number(p.outputLength) <= LIMITS.outputBytes) ? `a hash output of ${String(p.outputLength)} bytes is over islet's limit of ${LIMITS.outputBytes}` : undefined);
+      const hash = crypto.createHash(p.alg, typeof p.outputLength === 'number' ? { outputLength: p.outputLength } : undefined);
       for (const part of parts) hash.update(part);
       return { json: {}, bytes: [hash.digest()] };
-    }
-    case 'hmac': {
+    },
+  },
+  hmac: {
+    light: (p, size) => small(size) && !asksForKeyWork(p.key),
+    run(p, parts) {
       const { key, rest } = splitKey(p.key, parts);
-      const hmac = crypto.createHmac(str(p.alg, 'algorithm'), key);
+      const hmac = crypto.createHmac(p.alg, key);
       for (const part of rest) hmac.update(part);
       return { json: {}, bytes: [hmac.digest()] };
-    }
-    case 'cipher':
-      return cipher(p, parts);
-    case 'sign': {
+    },
+  },
+  cipher: {
+    light: (_p, size) => small(size),
+    run: (p, parts) => cipher(p, parts),
+  },
+  sign: {
+    light: () => false,
+    run(p, parts) {
       const { key, rest } = splitKey(p.key, parts);
       const signature = crypto.sign(typeof p.alg === 'string' ? p.alg : null, rest[0] ?? Buffer.alloc(0), signOptions(key, p));
       return { json: {}, bytes: [signature] };
-    }
-    case 'verify': {
+    },
+  },
+  verify: {
+    light: (p, size) => small(size) && !asksForKeyWork(p.key),
+    run(p, parts) {
       const { key, rest } = splitKey(p.key, parts);
       const ok = crypto.verify(typeof p.alg === 'string' ? p.alg : null, rest[0] ?? Buffer.alloc(0), signOptions(key, p), rest[1] ?? Buffer.alloc(0));
       return { json: { ok } };
-    }
-    case 'key': {
+    },
+  },
+  key: {
+    light: (p, size) => p.op === 'lists' || (small(size) && !asksForKeyWork(p.key) && !(p.op === 'equals' && asksForKeyWork(p.other)) && !(p.op === 'export' && typeof p.options.cipher === 'string')),
+    run(p, parts) {
       if (p.op === 'lists') return { json: CRYPTO_LISTS };
       const { key } = splitKey(p.key, parts);
-      const target = p.op === 'public' && key.type === 'private' ? crypto.createPublicKey(key) : key;
-      if (p.op === 'export') return exportKey(target, (p.options ?? {}) as Record<string, unknown>);
-      if (p.op === 'public') return { json: { describe: describeKey(target), jwk: target.export({ format: 'jwk' }) } };
-      if (p.op === 'equals') {
-        const other = keyOf(p.other, parts[1]);
-        return { json: { equal: key.equals(other) } };
+      switch (p.op) {
+        case 'export':
+          return exportKey(key, p.options);
+        case 'public': {
+          const target = key.type === 'private' ? crypto.createPublicKey(key) : key;
+          return { json: { describe: describeKey(target), jwk: target.export({ format: 'jwk' }) } };
+        }
+        case 'equals':
+          return { json: { equal: key.equals(keyOf(p.other, parts[1])) } };
+        default:
+          return { json: describeKey(key) };
       }
-      return { json: describeKey(key) };
-    }
-    case 'keygen':
-      return keygenOutput(crypto.generateKeyPairSync(str(p.type, 'type') as 'rsa', (p.options ?? {}) as crypto.RSAKeyPairOptions<'pem', 'pem'>));
-    case 'derive':
+    },
+  },
+  keygen: {
+    light: () => false,
+    run(p) {
+      const options = (p.options ?? {}) as Record<string, unknown>;
+      outOfRange(keygenRefusal(p.type, options));
+      return keygenOutput(crypto.generateKeyPairSync(p.type as 'rsa', options as unknown as crypto.RSAKeyPairOptions<'pem', 'pem'>));
+    },
+  },
+  derive: {
+    light: (p, size) => small(size) && p.kind === 'hkdf' && Number(p.length) <= LIMITS.mainThreadBytes,
+    run(p, parts) {
+      outOfRange(deriveRefusal(p));
       return { json: {}, bytes: [deriveSync(p, parts)] };
-    case 'rsa':
-      return { json: {}, bytes: [rsa(p, parts)] };
-    case 'random': {
-      const n = Number(p.n);
-      if (!Number.isInteger(n) || n < 0 || n > 2 ** 31 - 1) throw new NativeError('The "size" argument is out of range', 'ERR_OUT_OF_RANGE');
-      return { json: {}, bytes: [crypto.randomBytes(n)] };
-    }
-    default:
-      throw new NativeError(`unknown crypto call ${String(call)}`);
-  }
-}
+    },
+  },
+  rsa: {
+    light: (p, size) => small(size) && (p.op === 'publicEncrypt' || p.op === 'publicDecrypt') && !asksForKeyWork(p.key),
+    run: (p, parts) => ({ json: {}, bytes: [rsa(p, parts)] }),
+  },
+  random: {
+    light: (p, size) => small(size) && p.n <= LIMITS.mainThreadBytes,
+    run(p) {
+      outOfRange(p.n > LIMITS.outputBytes ? `${String(p.n)} random bytes in one call are over islet's limit of ${LIMITS.outputBytes}` : undefined);
+      if (p.n > 2 ** 31 - 1) throw new OpError('ERR_OUT_OF_RANGE', 'The "size" argument is out of range');
+      return { json: {}, bytes: [crypto.randomBytes(p.n)] };
+    },
+  },
+};
 
 /** A generated pair, each as the encoding asked for, or as PKCS#8/SPKI PEM for the sandbox's KeyObjects. */
 function keygenOutput(pair: { publicKey: unknown; privateKey: unknown }): NativeOutput {
@@ -167,62 +217,7 @@ function keygenOutput(pair: { publicKey: unknown; privateKey: unknown }): Native
   return { json: out, bytes };
 }
 
-/**
- * Whether a call is light enough for the server's thread: small inputs and outputs, and none of
- * the work whose cost does not follow its size (key derivation and generation, private-key RSA,
- * encrypted keys). The rest runs on a host-work thread (engine/host-work).
- */
-export function cryptoIsLight(call: NativeCall, p: Record<string, unknown>, inputBytes: number): boolean {
-  if (inputBytes > LIMITS.mainThreadBytes) return false;
-  switch (call) {
-    case 'hash':
-      return p.outputLength === undefined || Number(p.outputLength) <= LIMITS.mainThreadBytes;
-    case 'hmac':
-    case 'cipher':
-    case 'verify':
-      return !asksForKeyWork(p.key);
-    case 'random':
-      return Number(p.n) <= LIMITS.mainThreadBytes;
-    case 'key':
-      return p.op === 'lists' || (!asksForKeyWork(p.key) && !asksForKeyWork(p.other) && typeof (p.options as { cipher?: unknown } | undefined)?.cipher !== 'string');
-    case 'derive':
-      return p.kind === 'hkdf' && Number(p.length) <= LIMITS.mainThreadBytes;
-    case 'rsa':
-      return (p.op === 'publicEncrypt' || p.op === 'publicDecrypt') && !asksForKeyWork(p.key);
-    default:
-      return false;
-  }
-}
-
-/** A key whose parsing runs a key derivation (a passphrase, an encrypted PEM). */
-function asksForKeyWork(spec: unknown): boolean {
-  if (typeof spec !== 'object' || spec === null) return false;
-  const k = spec as KeySpec;
-  return k.passphrase !== undefined || (typeof k.pem === 'string' && k.pem.includes('ENCRYPTED'));
-}
-
-/** Bounds of every call's work (see engine/host-work/limits.ts), checked before it starts. */
-function checkWork(call: NativeCall, p: Record<string, unknown>): void {
-  const refusal = workRefusal(call, p);
-  if (refusal) throw new NativeError(refusal, 'ERR_OUT_OF_RANGE');
-}
-
-function workRefusal(call: NativeCall, p: Record<string, unknown>): string | undefined {
-  switch (call) {
-    case 'hash':
-      return p.outputLength !== undefined && !(Number(p.outputLength) <= LIMITS.outputBytes) ? `a hash output of ${String(p.outputLength)} bytes is over islet's limit of ${LIMITS.outputBytes}` : undefined;
-    case 'random':
-      return Number(p.n) > LIMITS.outputBytes ? `${String(p.n)} random bytes in one call are over islet's limit of ${LIMITS.outputBytes}` : undefined;
-    case 'derive':
-      return deriveRefusal(p);
-    case 'keygen':
-      return keygenRefusal(String(p.type), (p.options ?? {}) as Record<string, unknown>);
-    default:
-      return undefined;
-  }
-}
-
-function deriveRefusal(p: Record<string, unknown>): string | undefined {
+function deriveRefusal(p: Payload<'derive'>): string | undefined {
   const length = Number(p.length);
   if (p.kind === 'pbkdf2') return pbkdf2Refusal(Number(p.iterations), length, String(p.digest), LIMITS);
   if (p.kind === 'scrypt') {
@@ -247,12 +242,12 @@ function keygenRefusal(type: string, o: Record<string, unknown>): string | undef
   }
 }
 
-function scryptOptions(p: Record<string, unknown>): crypto.ScryptOptions {
+function scryptOptions(p: { options?: unknown }): crypto.ScryptOptions {
   const options = (p.options ?? {}) as crypto.ScryptOptions;
   return { ...options, maxmem: Math.min(Number(options.maxmem ?? 32 * 1024 * 1024), LIMITS.scryptMemoryBytes) };
 }
 
-function deriveSync(p: Record<string, unknown>, parts: Buffer[]): Buffer {
+function deriveSync(p: Payload<'derive'>, parts: Buffer[]): Buffer {
   const [password = Buffer.alloc(0), salt = Buffer.alloc(0), info = Buffer.alloc(0)] = parts;
   const length = Number(p.length);
   switch (p.kind) {
@@ -262,26 +257,24 @@ function deriveSync(p: Record<string, unknown>, parts: Buffer[]): Buffer {
       return crypto.scryptSync(password, salt, length, scryptOptions(p));
     case 'hkdf':
       return Buffer.from(crypto.hkdfSync(str(p.digest, 'digest'), password, salt, info, length));
-    default:
-      throw new NativeError(`unknown key derivation ${String(p.kind)}`);
   }
 }
 
-function cipher(p: Record<string, unknown>, parts: Buffer[]): NativeOutput {
+function cipher(p: Payload<'cipher'>, parts: Buffer[]): NativeOutput {
   const [key = Buffer.alloc(0), iv = Buffer.alloc(0), data = Buffer.alloc(0), aad, tag] = parts;
-  const alg = str(p.alg, 'algorithm');
   const options = typeof p.authTagLength === 'number' ? { authTagLength: p.authTagLength } : undefined;
   const ivOrNull = p.noIv ? null : iv;
+  const aadOptions = typeof p.plaintextLength === 'number' ? { plaintextLength: p.plaintextLength } : undefined;
   if (p.decrypt) {
-    const decipher = crypto.createDecipheriv(alg, key, ivOrNull, options as crypto.CipherGCMOptions) as crypto.DecipherGCM;
+    const decipher = crypto.createDecipheriv(p.alg, key, ivOrNull, options as crypto.CipherGCMOptions) as crypto.DecipherGCM;
     if (p.autoPadding === false) decipher.setAutoPadding(false);
-    if (aad && aad.byteLength > 0) decipher.setAAD(aad, typeof p.plaintextLength === 'number' ? { plaintextLength: p.plaintextLength } : undefined);
+    if (aad && aad.byteLength > 0) decipher.setAAD(aad, aadOptions);
     if (tag && tag.byteLength > 0) decipher.setAuthTag(tag);
     return { json: {}, bytes: [Buffer.concat([decipher.update(data), decipher.final()])] };
   }
-  const encipher = crypto.createCipheriv(alg, key, ivOrNull, options as crypto.CipherGCMOptions) as crypto.CipherGCM;
+  const encipher = crypto.createCipheriv(p.alg, key, ivOrNull, options as crypto.CipherGCMOptions) as crypto.CipherGCM;
   if (p.autoPadding === false) encipher.setAutoPadding(false);
-  if (aad && aad.byteLength > 0) encipher.setAAD(aad, typeof p.plaintextLength === 'number' ? { plaintextLength: p.plaintextLength } : undefined);
+  if (aad && aad.byteLength > 0) encipher.setAAD(aad, aadOptions);
   const out = Buffer.concat([encipher.update(data), encipher.final()]);
   let authTag: Buffer | undefined;
   try {
@@ -292,7 +285,7 @@ function cipher(p: Record<string, unknown>, parts: Buffer[]): NativeOutput {
   return { json: { tag: authTag !== undefined }, bytes: authTag ? [out, authTag] : [out] };
 }
 
-function rsa(p: Record<string, unknown>, parts: Buffer[]): Buffer {
+function rsa(p: Payload<'rsa'>, parts: Buffer[]): Buffer {
   const { key, rest } = splitKey(p.key, parts);
   const options = { key, ...(typeof p.padding === 'number' ? { padding: p.padding } : {}), ...(typeof p.oaepHash === 'string' ? { oaepHash: p.oaepHash } : {}) };
   const data = rest[0] ?? Buffer.alloc(0);
@@ -305,8 +298,5 @@ function rsa(p: Record<string, unknown>, parts: Buffer[]): Buffer {
       return crypto.privateEncrypt(options, data);
     case 'publicDecrypt':
       return crypto.publicDecrypt(options, data);
-    default:
-      throw new NativeError(`unknown RSA operation ${String(p.op)}`);
   }
 }
-

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, fetch } from 'undici';
 import type { HostMemoryBudget } from '../../isolate/host-memory';
+import type { FetchAnswer, FetchRequest } from './ops';
 
 export interface EgressOptions {
   /** Let functions reach private, loopback and link-local addresses (off by default). */
@@ -14,15 +15,6 @@ export interface EgressOptions {
   timeoutMs: number;
 }
 
-/** What a function's `fetch` may do; everything arrives as copied, untrusted data from the sandbox. */
-interface FetchRequest {
-  url: string;
-  method: string;
-  headers: [string, string][];
-  redirect: string;
-  /** Asked-for timeout (a Python socket's); never more than the server's. */
-  timeoutMs: number | undefined;
-}
 
 /** Why a request did not get a response, as data: the sandboxes turn it into their own errors. */
 export type EgressErrorCode = 'ERR_EGRESS_URL' | 'ERR_EGRESS_BLOCKED' | 'ERR_EGRESS_DNS' | 'ERR_EGRESS_REFUSED' | 'ERR_EGRESS_TIMEOUT' | 'ERR_EGRESS_TLS' | 'ERR_EGRESS_TOO_LARGE' | 'ERR_EGRESS_FAILED';
@@ -83,9 +75,9 @@ export class Egress {
    * One request of a function. The response body's bytes are taken from `budget` as they arrive
    * and given back once it is read whole (its holder takes them again until the body is handed on).
    */
-  async fetch(requestJson: string, body: Uint8Array | undefined, budget?: HostMemoryBudget): Promise<{ payload: string; body: Uint8Array }> {
+  async fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget): Promise<{ payload: string; body: Uint8Array }> {
     try {
-      const answer = await this.send(requestJson, body, budget);
+      const answer = await this.send(request, body, budget);
       this.counts.ok++;
       return answer;
     } catch (err) {
@@ -94,8 +86,7 @@ export class Egress {
     }
   }
 
-  private async send(requestJson: string, body: Uint8Array | undefined, budget: HostMemoryBudget | undefined): Promise<{ payload: string; body: Uint8Array }> {
-    const request = parseRequest(requestJson);
+  private async send(request: FetchRequest, body: Uint8Array | undefined, budget: HostMemoryBudget | undefined): Promise<{ payload: string; body: Uint8Array }> {
     let url: URL;
     try {
       url = new URL(request.url);
@@ -145,8 +136,9 @@ export class Egress {
     }
     const headers: [string, string][] = [];
     response.headers.forEach((value, name) => headers.push([name, value]));
+    const answer: FetchAnswer = { status: response.status, statusText: response.statusText, headers, url: response.url, redirected: response.redirected };
     return {
-      payload: JSON.stringify({ status: response.status, statusText: response.statusText, headers, url: response.url, redirected: response.redirected }),
+      payload: JSON.stringify(answer),
       body: Buffer.concat(chunks),
     };
   }
@@ -206,18 +198,4 @@ function failureCode(err: Error): EgressErrorCode {
   if (code === 'ECONNREFUSED') return 'ERR_EGRESS_REFUSED';
   if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_/.test(code)) return 'ERR_EGRESS_TLS';
   return 'ERR_EGRESS_FAILED';
-}
-
-function parseRequest(json: string): FetchRequest {
-  const value = JSON.parse(json) as Partial<FetchRequest>;
-  const headers = Array.isArray(value.headers)
-    ? value.headers.filter((h): h is [string, string] => Array.isArray(h) && typeof h[0] === 'string' && typeof h[1] === 'string')
-    : [];
-  return {
-    url: String(value.url ?? ''),
-    method: /^[A-Z]{1,16}$/.test(String(value.method)) ? String(value.method) : 'GET',
-    headers,
-    redirect: String(value.redirect ?? 'follow'),
-    timeoutMs: typeof value.timeoutMs === 'number' && value.timeoutMs > 0 ? value.timeoutMs : undefined,
-  };
 }

@@ -1,8 +1,13 @@
-import { webcrypto } from 'node:crypto';
+import { randomBytes, webcrypto } from 'node:crypto';
 import { pbkdf2Refusal } from '../crypto/limits';
 import { HOST_WORK_LIMITS as LIMITS } from '../../host-work/limits';
-import type { OpResult } from '../../isolate/bridge';
-import { MAX_NATIVE_BYTES, readInput } from '../../node8/host/native';
+import type { HostTaskAnswer } from '../../host-work/task';
+import { toArrayBuffer } from '../../bytes';
+import { OpError } from '../errors';
+import type { OpAnswer, OpScope } from '../host-ops';
+import { splitParts } from '../native';
+import type { Infer } from '../schema';
+import type { DescribedKey, SUBTLE_OPS } from './ops';
 
 /**
  * The host half of `crypto.subtle` in node8 functions: Node's WebCrypto, reached through copied
@@ -10,7 +15,14 @@ import { MAX_NATIVE_BYTES, readInput } from '../../node8/host/native';
  * extractable) and its material (a JWK, or raw bytes for PBKDF2 and HKDF keys); each operation
  * imports the material here, does its work and answers bytes, JSON or a new key's material. Byte
  * fields of algorithm parameters (iv, salt, info…) cross as the call's parts: `{"$bytes": i}`.
+ * Runs on a host-work thread (engine/host-work); its failures cross with their class's name, as
+ * WebCrypto's DOMExceptions (OperationError, DataError…) and TypeErrors.
  */
+/** The `random` callback: random bytes from the host's CSPRNG, as hex (1 to 65,536 bytes whatever is asked). */
+export function randomHex(n: unknown): string {
+  return randomBytes(Math.min(Math.max(Number(n) | 0, 1), 65536)).toString('hex');
+}
+
 type CryptoKey = webcrypto.CryptoKey;
 type Jwk = webcrypto.JsonWebKey;
 /** Node's SubtleCrypto with its parameters as the sandbox sends them: checked by Node itself. */
@@ -27,12 +39,13 @@ interface Subtle {
   exportKey(format: string, key: CryptoKey): Promise<ArrayBuffer | Jwk>;
   generateKey(algorithm: unknown, extractable: boolean, usages: string[]): Promise<CryptoKey | webcrypto.CryptoKeyPair>;
 }
-type KeyDescription = { type: string; algorithm: Record<string, unknown>; usages: string[]; extractable: boolean; material: { jwk?: Jwk; raw?: number } };
+type KeyDescription = DescribedKey;
+type SubtlePayload = Infer<(typeof SUBTLE_OPS)['subtle']>;
 
 const RAW_ONLY = new Set(['PBKDF2', 'HKDF']);
 
 /** An operation's answer: JSON, and bytes when it has any. */
-function answer(json: unknown, bytes?: ArrayBuffer | Uint8Array): OpResult {
+function answer(json: unknown, bytes?: ArrayBuffer | Uint8Array): OpAnswer {
   return { payload: JSON.stringify(json ?? null), body: bytes === undefined ? undefined : bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes) };
 }
 
@@ -65,7 +78,7 @@ async function importDescribed(key: KeyDescription, parts: Buffer[]): Promise<Cr
 async function describe(key: CryptoKey, extractable: boolean): Promise<KeyDescription> {
   const algorithm = JSON.parse(JSON.stringify(key.algorithm, (k, v: unknown) => (v instanceof Uint8Array ? Array.from(v) : v))) as Record<string, unknown>;
   if (RAW_ONLY.has(String(algorithm.name))) {
-    throw new Error('NotSupportedError: PBKDF2 and HKDF keys are kept as their raw bytes');
+    throw new OpError(undefined, 'PBKDF2 and HKDF keys are kept as their raw bytes', 'NotSupportedError');
   }
   const jwk = await subtle().exportKey('jwk', key);
   return { type: key.type, algorithm, usages: key.usages, extractable, material: { jwk } };
@@ -80,23 +93,34 @@ function checkWork(algorithm: unknown, bits: unknown): void {
   if (a.iterations !== undefined) {
     const hash = typeof a.hash === 'object' && a.hash !== null ? (a.hash as { name?: unknown }).name : a.hash;
     const refusal = pbkdf2Refusal(Number(a.iterations), Math.ceil((typeof bits === 'number' ? bits : 512) / 8), String(hash ?? 'SHA-1'), LIMITS);
-    if (refusal) throw new Error(`OperationError: ${refusal}`);
+    if (refusal) throw new OpError(undefined, refusal, 'OperationError');
   }
-  if (a.modulusLength !== undefined && !(Number(a.modulusLength) <= LIMITS.rsaBits)) throw new Error(`OperationError: RSA keys of ${String(a.modulusLength)} bits are over islet's limit of ${LIMITS.rsaBits}`);
+  if (a.modulusLength !== undefined && !(Number(a.modulusLength) <= LIMITS.rsaBits)) throw new OpError(undefined, `RSA keys of ${String(a.modulusLength)} bits are over islet's limit of ${LIMITS.rsaBits}`, 'OperationError');
 }
 
 function subtle(): Subtle {
   return webcrypto.subtle as unknown as Subtle;
 }
 
-/** One `crypto.subtle` call from a sandbox (an asynchronous operation). */
-export async function subtleOp(payloadJson: string, body: Uint8Array | undefined): Promise<OpResult> {
-  const { payload: p, parts } = readInput(payloadJson, body ? body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) : undefined);
-  if ((body?.byteLength ?? 0) > MAX_NATIVE_BYTES) throw new Error(`RangeError: input over the limit of ${MAX_NATIVE_BYTES} bytes`);
+/** The operation, as a sandbox starts it: its payload (checked) goes to a host-work thread with its bytes. */
+export async function runSubtle(p: SubtlePayload, body: Uint8Array | undefined, scope: OpScope): Promise<OpAnswer> {
+  const answer = await scope.services.hostWork({ kind: 'subtle', payload: JSON.stringify(p), body: body ? body.slice().buffer : undefined });
+  return { payload: answer.payload, body: answer.body ? new Uint8Array(answer.body) : undefined };
+}
+
+/** One `crypto.subtle` call from a sandbox, on a host-work thread: its payload as runSubtle checked it. */
+export async function subtleOp(payloadJson: string, body: ArrayBuffer | undefined): Promise<HostTaskAnswer> {
+  const p = JSON.parse(payloadJson) as SubtlePayload;
+  const { parts } = splitParts(p, body);
+  const done = await work(p, parts);
+  return { payload: done.payload, body: done.body ? toArrayBuffer(done.body) : undefined };
+}
+
+async function work(p: SubtlePayload, parts: Buffer[]): Promise<OpAnswer> {
   const algorithm = await params(p.algorithm, parts);
   checkWork(algorithm, p.method === 'deriveKey' ? (p.derivedKeyAlgorithm as { length?: unknown } | undefined)?.length : p.length);
   const data = typeof p.data === 'number' ? parts[p.data] ?? Buffer.alloc(0) : Buffer.alloc(0);
-  const key = p.key ? await importDescribed(p.key as KeyDescription, parts) : undefined;
+  const key = p.key ? await importDescribed(p.key, parts) : undefined;
   const usages = (Array.isArray(p.usages) ? p.usages : []).map(String);
   const extractable = p.extractable === true;
   try {
@@ -141,13 +165,10 @@ export async function subtleOp(payloadJson: string, body: Uint8Array | undefined
         const derived = await subtle().deriveKey(algorithm, key!, derivedAlgorithm, true, usages);
         return answer(await describe(derived, extractable));
       }
-      default:
-        throw new Error(`NotSupportedError: crypto.subtle.${String(p.method)} is not supported`);
     }
   } catch (err) {
+    // DOMException names (OperationError, DataError…) and TypeErrors cross as the error's class, never its code.
     const e = err as Error;
-    // DOMException names (OperationError, DataError…) reach the sandbox as the message's prefix.
-    if (e?.name && e.name !== 'Error' && !e.message.startsWith(`${e.name}:`)) throw new Error(`${e.name}: ${e.message}`);
-    throw err;
+    throw new OpError(undefined, e.message, e.name !== 'Error' ? e.name : undefined);
   }
 }

@@ -7,8 +7,9 @@
 import { SlotMap } from '../../slot-map';
 import { makeConsole } from '../../capabilities/console/guest/console';
 import { current, takeHost } from '../../sandbox/guest/host';
-import { freeze, NativePromise, promiseResolve, promiseThen, startsWith } from '../../sandbox/guest/intrinsics';
+import { freeze, NativePromise, promiseResolve, promiseThen } from '../../sandbox/guest/intrinsics';
 import { library, setLibraryRequire } from '../../sandbox/guest/libraries';
+import { makeInvoke } from '../../capabilities/invoke/guest/invoke';
 import { makeTimers } from '../../capabilities/timers/guest/timers';
 import {
   ENTRY_GLOBAL,
@@ -21,9 +22,9 @@ import {
   type CallResult,
   type FireKind,
   type HostBridge,
+  type HostReply,
   type MetaHead,
   type NativeCall,
-  type NativeResult,
   type OpKind,
   type SandboxConfig,
   type SandboxEntryPoints,
@@ -64,8 +65,8 @@ const reportError = (err: unknown): void => {
   hostLog(current.requestId, 'error', `Uncaught ${text}`);
 };
 
-// Asynchronous host operations: started with a callback, settled by `fire`.
-const pendingOps = new SlotMap<{ resolve: (v: OpAnswer) => void; reject: (e: Error) => void; requestId: string }>();
+// Asynchronous host operations: started with a callback, settled by `fire` (a failure with its HostError).
+const pendingOps = new SlotMap<{ resolve: (v: OpAnswer) => void; reject: (e: unknown) => void; requestId: string }>();
 function op(kind: OpKind, payload: string, body?: ArrayBuffer): Promise<OpAnswer> {
   const requestId = current.requestId;
   return new NativePromise<OpAnswer>((resolve, reject) => {
@@ -79,11 +80,7 @@ const timers = makeTimers(hostTimer, reportError);
 let env: Record<string, string> = {};
 let memoryLimitMb = 128;
 
-const invoke = async (accountId: unknown, functionName: unknown, apiKey: unknown, body?: unknown) => {
-  const payload = JSON.stringify({ accountId: String(accountId), functionName: String(functionName), apiKey: apiKey === undefined || apiKey === null ? '' : String(apiKey), body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body) });
-  const result = await op('invoke', payload);
-  return JSON.parse(result.payload) as { statusCode: number; headers: Record<string, string>; body: string };
-};
+const invoke = makeInvoke(op);
 
 /** Requires at run time (computed names, createRequire): made on first use. */
 let modules: ModuleSystem | undefined;
@@ -102,19 +99,15 @@ let offThread: ReturnType<HostBridge['nativeOffThread']> | undefined;
  * call: a library's function that reached user code still could not run a large input on the
  * host's thread.
  */
-function native(call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[], long = false): NativeResult {
+function native(call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[], long = false): HostReply {
   const [body, json, size] = nativeArguments(payload, bytes);
   if (!long && size <= OFF_THREAD_BYTES) {
-    try {
-      return hostNative(call, json, body);
-    } catch (err) {
-      if (!(err instanceof Error) || !startsWith(err.message, OFF_THREAD_ANSWER)) throw err;
-    }
+    const reply = hostNative(call, json, body);
+    if (reply !== NATIVE_OFF_THREAD) return reply;
   }
   offThread ??= hostNativeOffThread();
   return offThread.applySyncPromise(undefined, [call, json, body], COPY_ARGUMENTS);
 }
-const OFF_THREAD_ANSWER = `${NATIVE_OFF_THREAD}:`;
 
 /** What islet's libraries get with `require(INTERNAL)`: closures over the host's callbacks, in an object no user code can reach or extend. */
 const internal: Internal = freeze({
@@ -302,7 +295,7 @@ function fire(kind: FireKind, id: number, ok?: boolean, payloadArgument?: string
     current.requestId = pending.requestId;
     // Without a prototype: resolving with it looks for a `then`, which Object.prototype could answer.
     if (ok) pending.resolve({ __proto__: null, payload: payload ?? '', body } as OpAnswer);
-    else pending.reject(new TypeError(payload ?? 'operation failed'));
+    else pending.reject(JSON.parse(payload!));
   }
 }
 

@@ -1,10 +1,12 @@
 // node8's `crypto`: hashes, HMAC, ciphers, signatures, keys and key derivation run by the host's
-// OpenSSL (host.ts in this folder) on copied bytes; random numbers from the host's CSPRNG;
+// OpenSSL (host.ts in this folder, through the native calls of ops.ts) on copied bytes; random
+// numbers from the host's CSPRNG;
 // `webcrypto` is the global `crypto`. Hash and cipher objects gather their input and hand it to the
 // host once, when they are finished.
-import type { KeySpec } from '../../../sandbox/protocol';
+import type { NativePayload } from '../../ops';
+import type { KeySpec } from '../ops';
 import { LazyTransform } from '../../streams/guest/lazy-transform';
-import { internal, nativeAsync, nativeSync, type NativeAnswer } from '../../../node8/sandbox/node/native';
+import { internal, nativeAsync, nativeSync, type NativeAnswer } from '../../guest/native';
 
 declare const require: (id: string) => unknown;
 type BufferLike = Uint8Array & { toString(encoding?: string): string };
@@ -168,7 +170,7 @@ class Digest extends Transform {
   private done = false;
   constructor(
     protected readonly call: 'hash' | 'hmac',
-    protected readonly payload: Record<string, unknown>,
+    protected readonly payload: NativePayload<'hash' | 'hmac'>,
     protected readonly keyBytes: Uint8Array[],
   ) {
     super();
@@ -195,7 +197,7 @@ class Digest extends Transform {
 
 export class Hash extends Digest {
   copy(): Hash {
-    const copy = new Hash(this.payload.alg as string, this.payload);
+    const copy = new Hash(this.payload.alg, this.payload as { outputLength?: number });
     copy.chunks = [...this.chunks];
     return copy;
   }
@@ -205,7 +207,7 @@ export class Hash extends Digest {
     // Node reports an unknown algorithm when the hash is made; one the host took once is not asked again.
     const checked = `${algorithm}:${options?.outputLength ?? ''}`;
     if (!checkedHashes.has(checked)) {
-      nativeSync('hash', this.payload, []);
+      nativeSync('hash', this.payload as NativePayload<'hash'>, []);
       checkedHashes.add(checked);
     }
   }
@@ -293,7 +295,7 @@ export function timingSafeEqual(a: ArrayBufferView, b: ArrayBufferView): boolean
 
 // Key derivation ---------------------------------------------------------------------------------
 
-function derive(payload: Record<string, unknown>, inputs: Uint8Array[], callback?: Callback<BufferLike>): BufferLike | undefined {
+function derive(payload: NativePayload<'derive'>, inputs: Uint8Array[], callback?: Callback<BufferLike>): BufferLike | undefined {
   if (typeof callback !== 'function') return Buffer.from(nativeSync('derive', payload, inputs).bytes[0]!);
   nativeAsync('derive', payload, inputs).then((a) => callback(null, Buffer.from(a.bytes[0]!)), (err: Error) => callback(err));
   return undefined;
@@ -301,7 +303,7 @@ function derive(payload: Record<string, unknown>, inputs: Uint8Array[], callback
 
 // Key derivation holds the host's thread for its whole work: even the synchronous calls are
 // worked off it while this isolate waits.
-function deriveSync(payload: Record<string, unknown>, inputs: Uint8Array[]): BufferLike {
+function deriveSync(payload: NativePayload<'derive'>, inputs: Uint8Array[]): BufferLike {
   return Buffer.from(nativeSync('derive', payload, inputs, true).bytes[0]!);
 }
 
@@ -410,11 +412,11 @@ export const createDecipheriv = (algorithm: string, key: unknown, iv: Data | nul
 
 // Signatures -------------------------------------------------------------------------------------
 
-function signPayload(algorithm: string | null | undefined, key: unknown, kind: 'public' | 'private'): { payload: Record<string, unknown>; inputs: Uint8Array[] } {
+function signPayload(algorithm: string | null | undefined, key: unknown, kind: 'public' | 'private'): { payload: NativePayload<'sign'>; inputs: Uint8Array[] } {
   const material = keyMaterial(key, kind);
   const options = (typeof key === 'object' && key !== null && !(key instanceof KeyObject) && !ArrayBuffer.isView(key) ? key : {}) as Record<string, unknown>;
-  const payload: Record<string, unknown> = { alg: algorithm ?? null, key: material.spec };
-  for (const name of ['padding', 'saltLength', 'dsaEncoding']) if (options[name] !== undefined) payload[name] = options[name];
+  const payload: NativePayload<'sign'> = { alg: algorithm ?? null, key: material.spec };
+  for (const name of ['padding', 'saltLength', 'dsaEncoding'] as const) if (options[name] !== undefined) payload[name] = options[name];
   return { payload, inputs: material.bytes ? [material.bytes] : [] };
 }
 
@@ -472,10 +474,10 @@ export const createVerify = (algorithm: string) => new Verify(algorithm);
 
 // RSA encryption ---------------------------------------------------------------------------------
 
-function rsa(op: string, kind: 'public' | 'private', key: unknown, data: Data): BufferLike {
+function rsa(op: NativePayload<'rsa'>['op'], kind: 'public' | 'private', key: unknown, data: Data): BufferLike {
   const material = keyMaterial(key, kind);
   const options = (typeof key === 'object' && key !== null && !(key instanceof KeyObject) && !ArrayBuffer.isView(key) ? key : {}) as Record<string, unknown>;
-  const payload: Record<string, unknown> = { op, key: material.spec };
+  const payload: NativePayload<'rsa'> = { op, key: material.spec };
   if (options.padding !== undefined) payload.padding = options.padding;
   if (options.oaepHash !== undefined) payload.oaepHash = options.oaepHash;
   return Buffer.from(nativeSync('rsa', payload, [...(material.bytes ? [material.bytes] : []), bytes(data)]).bytes[0]!);

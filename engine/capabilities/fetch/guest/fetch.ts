@@ -3,6 +3,8 @@
 // sends the request through the host's guarded egress (../egress.ts) and answers a Response
 // whose body is a stream.
 import type { CallResult, MetaHead } from '../../../sandbox/protocol';
+import type { HostError } from '../../errors';
+import type { FetchAnswer, FetchRequest } from '../ops';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 import { Blob, blobBytes, concatBytes, decodeMultipart, encodeMultipart, File, FormData } from './blob';
 
@@ -412,13 +414,17 @@ export async function fetch(input: unknown, init?: Record<string, unknown>): Pro
   const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
   const headers: [string, string][] = [];
   request.headers.forEach((value, name) => headers.push([name, value]));
-  const sent = internal.op('fetch', JSON.stringify({ url: request.url, method: request.method, headers, redirect: request.redirect }), body && body.byteLength > 0 ? body : undefined);
+  const exchange: Partial<FetchRequest> = { url: request.url, method: request.method, headers, redirect: request.redirect };
+  // A failure is fetch's TypeError, with the host's message (its code is the egress's, for Python's sockets).
+  const sent = internal.op('fetch', JSON.stringify(exchange), body && body.byteLength > 0 ? body : undefined).catch((err: HostError) => {
+    throw new TypeError(err.message);
+  });
   const answer = await new Promise<{ payload: string; body: ArrayBuffer | undefined }>((resolve, reject) => {
     const abort = () => reject(signal.reason);
     signal.addEventListener('abort', abort, { once: true });
     sent.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
   });
-  const meta = JSON.parse(answer.payload) as { status: number; statusText: string; headers: [string, string][]; url: string; redirected: boolean };
+  const meta = JSON.parse(answer.payload) as FetchAnswer;
   const nullBody = request.method === 'HEAD' || [101, 204, 205, 304].includes(meta.status);
   const bytes = new Uint8Array(answer.body ?? new ArrayBuffer(0));
   const response = new Response(nullBody ? null : streamOf(bytes), { status: meta.status < 200 ? 200 : meta.status, statusText: meta.statusText, headers: meta.headers, url: meta.url, redirected: meta.redirected, type: 'basic' });

@@ -2,7 +2,9 @@
 // same path as `fetch`, so packages built on Node's http client (axios, node-fetch 2…) work. The
 // request body is gathered and sent when the request ends; the response is an IncomingMessage
 // stream. Servers are not available in functions.
+import type { HostError } from '../../errors';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
+import type { FetchAnswer, FetchRequest } from '../ops';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
@@ -194,12 +196,12 @@ export class ClientRequest extends Writable {
     if (this.timeoutMs > 0) timer = setTimeout(() => this.emit('timeout'), this.timeoutMs);
     const hasBody = body !== undefined && this.method !== 'GET' && this.method !== 'HEAD';
     internal
-      .op('fetch', JSON.stringify({ url: this.url, method: this.method, headers, redirect: 'manual' }), hasBody ? body!.slice().buffer : undefined)
+      .op('fetch', JSON.stringify({ url: this.url, method: this.method, headers, redirect: 'manual' } satisfies Partial<FetchRequest>), hasBody ? body!.slice().buffer : undefined)
       .then(
         (answer) => {
           clearTimeout(timer as number);
           if (this.destroyed) return;
-          const meta = JSON.parse(answer.payload) as { status: number; statusText: string; headers: [string, string][] };
+          const meta = JSON.parse(answer.payload) as FetchAnswer;
           const res = new IncomingMessage();
           res.statusCode = meta.status;
           res.statusMessage = meta.statusText || STATUS_CODES[meta.status] || '';
@@ -210,10 +212,11 @@ export class ClientRequest extends Writable {
           res.push(null);
           res.once('end', () => this.emit('close'));
         },
-        (err: Error) => {
+        (err: HostError) => {
           clearTimeout(timer as number);
-          const error = Object.assign(new Error(err.message.replace(/^fetch failed: /, '')), { code: /not allowed/.test(err.message) ? 'ECONNREFUSED' : /timeout|aborted/i.test(err.message) ? 'ETIMEDOUT' : 'ECONNRESET' });
-          this.destroy(error);
+          // The socket error Node's client would give: a refused address is a refused connection.
+          const code = err.code === 'ERR_EGRESS_BLOCKED' ? 'ECONNREFUSED' : err.code === 'ERR_EGRESS_TIMEOUT' ? 'ETIMEDOUT' : 'ECONNRESET';
+          this.destroy(Object.assign(new Error(err.message.replace(/^fetch failed: /, '')), { code }));
         },
       );
   }

@@ -1,7 +1,7 @@
 // node8's `fs` and `fs/promises`: a read-only view of the function's own deployed files, under `/`
 // (the function's folder; relative paths start there too). Packages that read their own data
 // files work; writes fail with EROFS, and nothing outside the function's folder exists.
-import { nativeSync } from '../../../node8/sandbox/node/native';
+import { nativeSync } from '../../guest/native';
 
 declare const require: (id: string) => unknown;
 type BufferLike = Uint8Array & { toString(encoding?: string): string };

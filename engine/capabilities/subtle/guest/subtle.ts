@@ -2,7 +2,11 @@
 // CryptoKey and SubtleCrypto. Every subtle operation is worked by the host's WebCrypto
 // (host.ts in this folder): a key crosses as its material (a JWK, or raw bytes for PBKDF2
 // and HKDF) and is kept here, out of user code's reach, beside its description.
+import type { HostError } from '../../errors';
+import type { SUBTLE_METHODS } from '../ops';
 import { makeCrypto } from './random';
+
+type SubtleMethod = (typeof SUBTLE_METHODS)[number];
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 
 declare const require: (id: string) => unknown;
@@ -107,17 +111,21 @@ class Parts {
   }
 }
 
-/** One subtle operation on the host; its error comes back as the DOMException WebCrypto throws. */
-async function call(method: string, payload: Record<string, unknown>, parts: Parts): Promise<{ json: unknown; bytes: ArrayBuffer | undefined }> {
+/**
+ * One subtle operation on the host; its failure comes back as the error WebCrypto throws: a
+ * DOMException of the name the host gives (OperationError, DataError…), else a RangeError or a
+ * TypeError.
+ */
+async function call(method: SubtleMethod, payload: Record<string, unknown>, parts: Parts): Promise<{ json: unknown; bytes: ArrayBuffer | undefined }> {
+  let answer;
   try {
-    const answer = await internal.op('subtle', JSON.stringify({ method, ...payload, n: parts.list.map((b) => b.byteLength) }), parts.body());
-    return { json: JSON.parse(answer.payload), bytes: answer.body };
+    answer = await internal.op('subtle', JSON.stringify({ method, ...payload, n: parts.list.map((b) => b.byteLength) }), parts.body());
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    const m = /^(\w+Error): ([\s\S]*)$/.exec(message);
-    if (m && m[1] !== 'TypeError' && m[1] !== 'RangeError') throw new DOMException(m[2]!, m[1]!);
-    throw new (m?.[1] === 'RangeError' ? RangeError : TypeError)(m ? m[2]! : message);
+    const { name, message } = err as HostError;
+    if (name && name !== 'TypeError' && name !== 'RangeError' && name.endsWith('Error')) throw new DOMException(message, name);
+    throw new (name === 'RangeError' ? RangeError : TypeError)(message);
   }
+  return { json: JSON.parse(answer.payload), bytes: answer.body };
 }
 
 function useKey(key: unknown, usage: string): CryptoKey {

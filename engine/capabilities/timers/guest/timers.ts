@@ -1,5 +1,6 @@
 import { SlotMap } from '../../../slot-map';
-import { MAX_TIMERS, TimerOp, type HostBridge } from '../../../sandbox/protocol';
+import type { HostBridge } from '../../../sandbox/protocol';
+import { MAX_TIMERS, TimerOp } from '../ops';
 import { current } from '../../../sandbox/guest/host';
 import { promiseResolve, promiseThen } from '../../../sandbox/guest/intrinsics';
 

@@ -1,7 +1,8 @@
-import { nativeSync } from '../../../node8/sandbox/node/native';
+import { nativeSync } from '../../guest/native';
+import type { ZlibMethod } from '../ops';
 
 /** One zlib operation of the host on the concatenated chunks. */
-export function zlibBytes(op: string, options: Record<string, unknown>, chunks: readonly Uint8Array[]): Uint8Array {
+export function zlibBytes(op: ZlibMethod, options: Record<string, unknown>, chunks: readonly Uint8Array[]): Uint8Array {
   const input = chunks.length === 1 ? chunks[0]! : concat(chunks);
   return nativeSync('zlib', { op, options }, [input]).bytes[0] ?? new Uint8Array(0);
 }

@@ -2,7 +2,8 @@
 // Synchronous calls, callbacks and streams; a stream compresses or decompresses its whole input
 // when it ends. Output is bounded: a decompression bomb throws ERR_BUFFER_TOO_LARGE.
 import { LazyTransform } from '../../streams/guest/lazy-transform';
-import { nativeAsync, nativeSync } from '../../../node8/sandbox/node/native';
+import { nativeAsync, nativeSync } from '../../guest/native';
+import type { ZlibMethod } from '../ops';
 import { concat, zlibBytes } from './zlib-native';
 
 declare const require: (id: string) => unknown;
@@ -18,7 +19,7 @@ interface TransformLike {
 type Input = string | ArrayBuffer | ArrayBufferView;
 type Callback = (err: Error | null, result?: Uint8Array) => void;
 
-const OPS = ['gzip', 'gunzip', 'deflate', 'inflate', 'deflateRaw', 'inflateRaw', 'unzip', 'brotliCompress', 'brotliDecompress'] as const;
+const OPS = ['gzip', 'gunzip', 'deflate', 'inflate', 'deflateRaw', 'inflateRaw', 'unzip', 'brotliCompress', 'brotliDecompress'] as const satisfies readonly ZlibMethod[];
 const CLASSES: Record<string, (typeof OPS)[number]> = {
   Gzip: 'gzip', Gunzip: 'gunzip', Deflate: 'deflate', Inflate: 'inflate', DeflateRaw: 'deflateRaw', InflateRaw: 'inflateRaw', Unzip: 'unzip',
   BrotliCompress: 'brotliCompress', BrotliDecompress: 'brotliDecompress',
