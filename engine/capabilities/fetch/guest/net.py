@@ -22,8 +22,10 @@ _HOP_BY_HOP = frozenset(('connection', 'keep-alive', 'proxy-connection', 'transf
 _REQUEST_LINE = re.compile(rb'([A-Z]{1,16}) (\S+) HTTP/1\.[01]\Z')
 _METHOD_PREFIX = re.compile(rb'[A-Z]{0,16}( |\Z)')
 
-# Set by the runtime at init: (kind, payload, body) -> (ok, text, bytes or None), the host's opSync.
+# Set by the runtime at init: (kind, payload, body) -> (text, bytes or None), the host's opSync,
+# which raises HostError (set at boot: python/sandbox/runtime.py) with the failure's code and message.
 host_op = None
+HostError = None
 
 # Connections by file descriptor: ssl.SSLSocket takes over the descriptor of the socket it wraps.
 _channels = {}
@@ -129,10 +131,12 @@ class _Channel(object):
         }
         if timeout is not None:
             payload['timeoutMs'] = max(1, int(timeout * 1000))
-        ok, text, data = host_op('fetch', json.dumps(payload), body if method not in ('GET', 'HEAD') or body else None)
+        try:
+            text, data = host_op('fetch', json.dumps(payload), body if method not in ('GET', 'HEAD') or body else None)
+        except HostError as error:
+            self.exchanges += 1
+            raise _egress_error(error.code, error.message) from None
         self.exchanges += 1
-        if not ok:
-            raise _egress_error(json.loads(text), self.tls)
         answer = json.loads(text)
         self.inbuf += _response_bytes(method, answer, data or b'')
 
@@ -189,8 +193,8 @@ def _response_bytes(method, answer, body):
     return ('\r\n'.join(lines) + '\r\n\r\n').encode('latin-1') + body
 
 
-def _egress_error(error, tls):
-    code, message = error.get('code'), error.get('message', '')
+def _egress_error(code, message):
+    """The socket error each of the egress's failures stands for."""
     if code == 'ERR_EGRESS_BLOCKED':
         return PermissionError(errno.EACCES, message)
     if code == 'ERR_EGRESS_DNS':
