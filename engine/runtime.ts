@@ -1,3 +1,4 @@
+import type { BodyStream } from './body-stream';
 import type { FetchRequest } from './capabilities/fetch/ops';
 import type { InvokeAnswer, InvokeRequest } from './capabilities/invoke/ops';
 import { ServiceError } from './errors';
@@ -22,7 +23,8 @@ export interface CallInput {
 export interface FunctionResponse {
   status: number;
   headers: Record<string, string>;
-  body: string | Uint8Array;
+  /** The whole body, or one the function streams. */
+  body: string | Uint8Array | BodyStream;
 }
 
 export type CallOutcome = { ok: true; response: FunctionResponse } | { ok: false; error: ServiceError };

@@ -125,7 +125,7 @@ withPostgres(t, (pg) => {
   t.test('PostgreSQL stopped: calls keep answering, writes fail at once with 503 naming the store; restarted: writes work again', async (t) => {
     const [a, b] = nodes as [TestNode, TestNode];
     pg().stop();
-    t.ok(await eventually(async () => ((await (await fetch(`${a.url}/healthz`)).json()) as { store: { state: string } }).store.state === 'unavailable', 3000), '/healthz shows the store unavailable');
+    t.ok(await eventually(async () => ((await (await fetch(`${a.url}/healthz`, { headers: { 'X-Service-Api-Key': account.apiKey } })).json()) as { store: { state: string } }).store.state === 'unavailable', 3000), '/healthz shows the store unavailable');
     t.equal(await account.answer(a, 'greet'), '"v2"', 'calls still answer on A');
     t.equal(await account.answer(b, 'greet'), '"v2"', 'and on B');
     const started = Date.now();

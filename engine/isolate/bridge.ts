@@ -18,6 +18,8 @@ export interface BridgeTarget {
   /** Starts an operation (unless too many are in flight) and answers the sandbox when it settles. */
   runOp(id: number, work: () => Promise<OpAnswer>): void;
   deliver(id: number, result: unknown): void;
+  /** A response stream's chunk, end or failure (see HostBridge.chunk). */
+  chunk(key: number, data: unknown, state: unknown, message: unknown): void;
   /** Opens or closes a `waitUntil` window (see HostBridge.background). */
   background(token: number, open: boolean): void;
   /** Sends calls one per entry from now on. */
@@ -58,6 +60,7 @@ export function commonCallbacks(bridge: Bridge): Record<string, ivm.Callback> {
     }, { ignored: true }),
     timer: new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(...timerRequest(op, id, ms)), { ignored: true }),
     deliver: new ivm.Callback((id: unknown, result: unknown) => bridge.target?.deliver(Number(id), result), { ignored: true }),
+    chunk: new ivm.Callback((key: unknown, data: unknown, state: unknown, message: unknown) => bridge.target?.chunk(Number(key), data, state, message), { ignored: true }),
     background: new ivm.Callback((token: unknown, open: unknown) => bridge.target?.background(Number(token), open === true), { ignored: true }),
     random: new ivm.Callback(randomHex),
   };

@@ -236,10 +236,59 @@ def _encode(value):
             return 'R%d\n%s\n%s' % (status, json.dumps(headers), body)
         if isinstance(body, (bytes, bytearray, memoryview)):
             return ('b', status, json.dumps(headers), bytes(body))
-        return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse body must be str or bytes, got %s' % type(body).__name__, None)
+        if _streams(body):
+            return ('s', status, json.dumps(headers), _BodyStream(body))
+        return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse body must be str, bytes, or a generator (or async generator) of them, got %s' % type(body).__name__, None)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return ('b', 200, json.dumps({'content-type': 'application/octet-stream'}), bytes(value))
     return 'J' + json.dumps(value)
+
+
+def _streams(body):
+    """Whether a body is sent as it comes: a generator, an async generator, any iterator."""
+    return hasattr(body, '__next__') or hasattr(body, '__anext__') or hasattr(body, '__aiter__')
+
+
+def _chunk(value):
+    if isinstance(value, str):
+        return ('more', value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return ('more', bytes(value))
+    raise TypeError('a streamed body may only yield str or bytes, got %s' % type(value).__name__)
+
+
+class _BodyStream(object):
+    """A streamed body, pulled chunk by chunk by the JavaScript side (response-streams.ts):
+    `next()` answers ('more', str or bytes) or ('end', None), an awaitable of it for an async
+    source; `close()` stops the source (its reader went away), running its finally blocks."""
+
+    def __init__(self, source):
+        self._async = hasattr(source, '__anext__') or hasattr(source, '__aiter__')
+        self._source = source.__aiter__() if self._async and hasattr(source, '__aiter__') else source
+        if not self._async:
+            self._source = iter(source)
+
+    def next(self):
+        if self._async:
+            return asyncio.ensure_future(self._anext())
+        try:
+            return _chunk(next(self._source))
+        except StopIteration:
+            return ('end', None)
+
+    async def _anext(self):
+        try:
+            return _chunk(await self._source.__anext__())
+        except StopAsyncIteration:
+            return ('end', None)
+
+    def close(self):
+        closer = getattr(self._source, 'aclose' if self._async else 'close', None)
+        if closer is None:
+            return
+        result = closer()
+        if self._async:
+            asyncio.ensure_future(result)
 
 
 def _failure(exc):

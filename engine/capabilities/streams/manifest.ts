@@ -2,8 +2,8 @@ import type { Capability } from '../capability';
 
 export const streams = {
   name: 'streams',
-  summary: "Web streams (web-streams-polyfill) with the text and compression streams, and Node's stream (readable-stream) and string_decoder",
-  runtimes: ['node8'],
+  summary: "Web streams (web-streams-polyfill) with the text and compression streams, Node's stream (readable-stream) and string_decoder, and answers whose body streams (both runtimes)",
+  runtimes: ['node8', 'python'],
   libraries: {
     'web/streams': 'guest/streams.ts',
     'node/stream': 'guest/stream.ts',
@@ -35,6 +35,7 @@ export const streams = {
     CompressionStream: 'web/streams',
     DecompressionStream: 'web/streams',
   },
+  ops: ['chunk'],
   dependsOn: ['zlib', 'buffer'],
-  tests: ['test/node8-web.test.ts', 'test/node8-builtins.test.ts'],
+  tests: ['test/node8-web.test.ts', 'test/node8-builtins.test.ts', 'test/streams.test.ts'],
 } as const satisfies Capability;

@@ -6,6 +6,8 @@
  */
 import { SlotMap } from '../../slot-map';
 import { makeConsole } from '../../capabilities/console/guest/console';
+import { budgetedLog } from '../../capabilities/console/guest/log-budget';
+import { makeResponseStreams, type ChunkSource } from '../../capabilities/streams/guest/response-streams';
 import { current, takeHost } from '../../sandbox/guest/host';
 import { freeze, NativePromise, promiseResolve, promiseThen } from '../../sandbox/guest/intrinsics';
 import { library, setLibraryRequire } from '../../sandbox/guest/libraries';
@@ -36,7 +38,7 @@ import type { serveFetch as ServeFetch } from '../../capabilities/fetch/guest/fe
 import { INTERNAL, type Internal, type OpAnswer } from './internal';
 import { ModuleSystem } from './modules';
 import { makeRequest } from './request';
-import { encodeError, encodeResult, HTTPResponse, userStack } from './response';
+import { encodeError, encodeResult, HTTPResponse, setStreamOpener, userStack } from './response';
 
 const g = globalThis as unknown as Record<string, unknown>;
 // The host's callbacks, as constants of this closure, before any user code runs. Neither the
@@ -44,7 +46,7 @@ const g = globalThis as unknown as Record<string, unknown>;
 // goes through any setter user code put on a prototype) or handed to a method user code could
 // replace; they reach islet's libraries only inside the closures of `internal`.
 const {
-  log: hostLog,
+  log: rawHostLog,
   timer: hostTimer,
   random: hostRandom,
   deliver: hostDeliver,
@@ -54,7 +56,9 @@ const {
   readModule: hostReadModule,
   unbatch: hostUnbatch,
   background: hostBackground,
+  chunk: hostChunk,
 } = takeHost<HostBridge>();
+const hostLog = budgetedLog(rawHostLog);
 // Kept for the WebAssembly library, which takes it once and hands out a guarded version (see web/wasm.ts).
 let nativeWebAssembly: unknown = g.WebAssembly;
 delete g.WebAssembly;
@@ -64,6 +68,10 @@ const reportError = (err: unknown): void => {
   const text = err instanceof Error ? userStack(err) ?? String(err) : String(err);
   hostLog(current.requestId, 'error', `Uncaught ${text}`);
 };
+
+// The answers this instance streams, pulled by the host chunk by chunk.
+const responseStreams = makeResponseStreams(hostChunk, reportError);
+setStreamOpener((source) => responseStreams.open(source));
 
 // Asynchronous host operations: started with a callback, settled by `fire` (a failure with its HostError).
 const pendingOps = new SlotMap<{ resolve: (v: OpAnswer) => void; reject: (e: unknown) => void; requestId: string }>();
@@ -119,6 +127,7 @@ const internal: Internal = freeze({
   op,
   current,
   background: (token: number, open: boolean) => hostBackground(token, open),
+  openStream: (source: ChunkSource) => responseStreams.open(source),
   reportError,
   get env() {
     return env;
@@ -285,10 +294,12 @@ function settleLater(result: CallResult | Promise<CallResult>, id: string): Call
 }
 
 /** Host events: a timer fired, or an asynchronous operation finished. */
-function fire(kind: FireKind, id: number, ok?: boolean, payloadArgument?: string | [string], body?: ArrayBuffer): void {
+function fire(kind: FireKind, id: number, ok?: boolean | number, payloadArgument?: string | [string], body?: ArrayBuffer): void {
   const payload = fromHost(payloadArgument);
   if (kind === Fire.timer) {
     timers.fire(id);
+  } else if (kind === Fire.stream) {
+    responseStreams.fire(id, ok, payload);
   } else if (kind === Fire.op) {
     const pending = pendingOps.take(id);
     if (!pending) return;

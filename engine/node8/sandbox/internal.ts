@@ -7,6 +7,7 @@
  * native calls leave the host's thread, the one hand-over of the isolate's WebAssembly): libraries
  * are evaluated on first use, after user code may have replaced built-ins they call.
  */
+import type { ChunkSource } from '../../capabilities/streams/guest/response-streams';
 import type { LibraryName } from '../../sandbox/library-names';
 import type { HostReply, NativeCall, OpKind } from '../../sandbox/protocol';
 
@@ -37,6 +38,8 @@ export interface Internal {
   op(kind: OpKind, payload: string, body?: ArrayBuffer): Promise<OpAnswer>;
   /** The request whose code runs now. */
   readonly current: { requestId: string };
+  /** Registers the reader of an answer's streamed body; its key goes to the host in the answer's head. */
+  openStream(source: ChunkSource): number;
   /** Keeps the instance awake for a call's `waitUntil` work (see HostBridge.background). */
   background(token: number, open: boolean): void;
   /** Reports an error nobody caught, into the function's logs. */

@@ -15,7 +15,7 @@ const internal = require(INTERNAL) as Internal;
 const g = globalThis as unknown as Record<string, unknown>;
 
 interface Stream {
-  getReader(): { read(): Promise<{ done: boolean; value?: unknown }>; releaseLock(): void };
+  getReader(): { read(): Promise<{ done: boolean; value?: unknown }>; releaseLock(): void; cancel(reason?: unknown): Promise<void> };
   tee(): [Stream, Stream];
   locked: boolean;
 }
@@ -445,7 +445,9 @@ export async function serveFetch(target: { fetch(request: unknown, env: unknown,
   const [, method, path, rawQuery] = head;
   const url = `http://${headers.host ?? 'localhost'}${path}${rawQuery ? `?${rawQuery}` : ''}`;
   const hasBody = method !== 'GET' && method !== 'HEAD' && raw !== undefined;
-  const request = new Request(url, { method, headers, ...(hasBody ? { body: raw } : {}) });
+  // Aborted when the client goes away before a streamed answer ends.
+  const controller = new (g.AbortController as new () => { signal: unknown; abort(reason?: unknown): void })();
+  const request = new Request(url, { method, headers, signal: controller.signal, ...(hasBody ? { body: raw } : {}) });
   const ctx = {
     waitUntil(promise: unknown) {
       // The instance stays awake while this call's waitUntil work goes on (a timeout at most).
@@ -469,7 +471,27 @@ export async function serveFetch(target: { fetch(request: unknown, env: unknown,
   response.headers.forEach((value, name) => {
     out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
   });
+  const stream = streamedBodyOf(response);
+  if (stream) {
+    // A body the function made as a stream is sent as it comes (see engine/capabilities/streams/host.ts).
+    const reader = stream.getReader();
+    const key = internal.openStream({
+      next: () => reader.read() as Promise<{ done: boolean; value?: unknown }>,
+      cancel: (reason) => {
+        void (reader.cancel(reason) as Promise<void>).catch(() => undefined);
+        controller.abort(reason);
+      },
+    });
+    return { t: 's', s: response.status, h: out, k: key };
+  }
   return { t: 'b', s: response.status, h: out, b: await response.arrayBuffer() };
+}
+
+/** The body of an answer the function made as a stream (not text, bytes or a whole upstream answer), not yet read. */
+function streamedBodyOf(response: Response): Stream | undefined {
+  const state = bodies.get(response);
+  if (!state || state.used || !isStream(state.source) || state.source.locked) return undefined;
+  return state.source;
 }
 
 export { Blob, File, FormData };
