@@ -4,10 +4,10 @@ import { clientError, errorResponse, responseHeaders } from './error-answer';
 import { checkNodeFlags, enableIsolateFeatures } from './node-flags';
 import { HeldRefusals } from './held-refusals';
 import { HostWorkPool } from './host-work/pool';
-import { LogBudget } from './log-budget';
+import { LogBudget } from './capabilities/console/log-budget';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
 import { ServiceError } from './errors';
-import { Egress } from './egress';
+import { Egress } from './capabilities/fetch/egress';
 import { DEFAULT_LIMITS, type Limits } from './limits';
 import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
 import { describeFunction, isFunctionName, isPublicName, validateSpec, type FunctionDescription, type FunctionManifest, type RuntimeName } from './manifest';
@@ -442,22 +442,22 @@ export class Engine {
         else this.logs.countDropped(logKey);
       },
       fetch: (request, body, budget) => this.egress.fetch(request, body, budget, manifest.account),
-      invoke: async (payload) => {
-        const call = JSON.parse(payload) as { accountId: string; functionName: string; apiKey: string; body: string };
+      // sdk.invoke (engine/capabilities/invoke): a POST of the body as JSON.
+      invoke: async (call) => {
         const res = await this.invoke({
-          accountId: String(call.accountId),
-          functionName: String(call.functionName),
-          apiKey: call.apiKey ? String(call.apiKey) : undefined,
+          accountId: call.accountId,
+          functionName: call.functionName,
+          apiKey: call.apiKey || undefined,
           method: 'POST',
           path: '/',
           rawQuery: '',
           headers: { 'content-type': 'application/json' },
-          body: Buffer.from(String(call.body ?? ''), 'utf8'),
+          body: Buffer.from(call.body, 'utf8'),
         });
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(responseHeaders(res))) headers[name.toLowerCase()] = value;
         const body = typeof res.body === 'string' ? res.body : Buffer.from(res.body).toString('utf8');
-        return JSON.stringify({ statusCode: res.status, headers, body });
+        return { statusCode: res.status, headers, body };
       },
     };
   }

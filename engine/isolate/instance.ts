@@ -4,11 +4,15 @@ import { toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
 import { checkBodySize, checkResponseHeaders, checkStatus, contentTypeOf, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
-import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, MAX_STREAMS, MAX_TIMERS, META_SEPARATOR, TimerOp, type TimerOpKind } from '../sandbox/protocol';
+import { hostErrorText } from '../capabilities/errors';
+import type { OpAnswer } from '../capabilities/host-ops';
+import { InstanceStreams } from '../capabilities/streams/host';
+import { MAX_STREAMS } from '../capabilities/streams/ops';
+import { MAX_TIMERS, TimerOp, type TimerOpKind } from '../capabilities/timers/ops';
+import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, META_SEPARATOR } from '../sandbox/protocol';
 import { SlotMap, SlotMirror } from '../slot-map';
-import type { BlankIsolate, BridgeTarget, OpResult } from './bridge';
+import type { BlankIsolate, BridgeTarget } from './bridge';
 import { HostMemory } from './host-memory';
-import { InstanceStreams } from './streams';
 /**
  * What may go into an isolate before its thread must go idle once (see `mayEnter`): text bytes up
  * to a sixteenth of the memory limit (at most 8 MB), and calls.
@@ -591,14 +595,20 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (!this.timers.set(id, timer)) clearTimeout(timer);
   }
 
-  runOp(id: number, work: () => Promise<OpResult>): void {
+  /**
+   * Runs an operation and enters the isolate with its reply (see HostReply): its answer, or its
+   * failure as a HostError. The instance's own refusals (too many in flight, no memory left for the
+   * result) are TypeErrors, as a web API's.
+   */
+  runOp(id: number, work: () => Promise<OpAnswer>): void {
     if (this.state === 'dead' || !Number.isInteger(id)) return;
+    const refuse = (message: string) => JSON.stringify({ message, name: 'TypeError' });
     const settle = (ok: boolean, resultPayload: string, resultBody?: Uint8Array) => {
       this.pendingOps--;
       const bytes = resultPayload.length + (resultBody?.byteLength ?? 0);
       // A result waits for its turn to go in: the host holds it meanwhile, within the instance's memory.
       if (this.state !== 'dead' && !this.hostMemory.reserve(bytes)) {
-        const refusal = this.hostMemory.refusal('the operation\'s result was dropped');
+        const refusal = refuse(this.hostMemory.refusal('the operation\'s result was dropped'));
         this.fire([Fire.op, id, false, refusal], refusal.length);
         return;
       }
@@ -608,12 +618,12 @@ export class IsolateInstance implements Instance, BridgeTarget {
     };
     this.pendingOps++;
     if (this.pendingOps > MAX_PENDING_OPS) {
-      settle(false, `too many operations in flight (limit ${MAX_PENDING_OPS})`);
+      settle(false, refuse(`too many operations in flight (limit ${MAX_PENDING_OPS})`));
       return;
     }
     work().then(
       (r) => settle(true, r.payload, r.body),
-      (err: unknown) => settle(false, err instanceof Error ? err.message : String(err)),
+      (err: unknown) => settle(false, hostErrorText(err)),
     );
   }
 

@@ -20,6 +20,16 @@ _host_op = None
 _deliver = None
 
 
+class HostError(Exception):
+    """A host operation's failure, as it crossed (engine/capabilities/errors.ts): its code ('' when
+    it has none) and its message. Each of islet's modules raises its API's error of it."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class HTTPResponse(object):
     """An explicit response: req.HTTPResponse(status_code=200, headers=None, body='')."""
 
@@ -114,12 +124,13 @@ class _Sdk(types.ModuleType):
             payload = body
         else:
             payload = json.dumps(body)
-        ok, text, _ = _host_op('invoke', json.dumps({
-            'accountId': str(account_id), 'functionName': str(function_name),
-            'apiKey': '' if api_key is None else str(api_key), 'body': payload,
-        }), None)
-        if not ok:
-            raise RuntimeError('sdk.invoke failed: %s' % json.loads(text).get('message'))
+        try:
+            text, _ = _host_op('invoke', json.dumps({
+                'accountId': str(account_id), 'functionName': str(function_name),
+                'apiKey': '' if api_key is None else str(api_key), 'body': payload,
+            }), None)
+        except HostError as error:
+            raise RuntimeError('sdk.invoke failed: %s' % error.message) from None
         answer = json.loads(text)
         return _Sdk.InvokeResult(answer['statusCode'], answer['headers'], answer['body'])
 
@@ -129,16 +140,22 @@ def _islet_boot(net_source, stdlib_source):
     for name, source in (('_islet_net', net_source), ('_islet_stdlib', stdlib_source)):
         module = types.ModuleType(name)
         exec(compile(source, '<islet:%s>' % name[7:], 'exec'), module.__dict__)
+        module.HostError = HostError
         sys.modules[name] = module
         module.install()
 
 
 def _wrap_host_op(js_op):
-    """(kind, payload, body) -> (ok, text, bytes or None) over the JavaScript side's opSync."""
+    """(kind, payload, body) -> (text, bytes or None) over the JavaScript side's opSync. A failure
+    crosses as the JSON of {code, message} and is raised as HostError here, the one place Python
+    turns a host operation's failure into an exception."""
     def host_op(kind, payload, body):
         result = js_op(kind, payload, body)
+        if not result[0]:
+            error = json.loads(result[1])
+            raise HostError(error.get('code', ''), error.get('message', ''))
         data = result[2]
-        return bool(result[0]), result[1], None if data is None else data.to_bytes()
+        return result[1], None if data is None else data.to_bytes()
     return host_op
 # The function's env as deployed (what req.env shows); set once at init.
 _env = {}

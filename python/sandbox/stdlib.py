@@ -9,18 +9,15 @@ import sys
 import threading
 import _thread
 
-# Set by the runtime at init: (kind, payload, body) -> (ok, text, bytes or None), the host's opSync.
+# Set by the runtime at init: (kind, payload, body) -> (text, bytes or None), the host's opSync,
+# which raises HostError (set at boot: runtime.py) with the failure's code and message.
 host_op = None
+HostError = None
 
 NO_THREADS = ('threads are not available in islet functions: Python runs in WebAssembly here, which has no threads. '
               'For concurrent I/O, make the handler "async def handler(body, req)" and use asyncio')
 NO_BLOCKING_LOOP = ('asyncio.run() and run_until_complete() cannot block in islet functions (WebAssembly here has no stack '
                     'switching): make the handler "async def handler(body, req)" and await the coroutine instead')
-
-
-def _host_error(text):
-    error = json.loads(text)
-    return error.get('code'), error.get('message', '')
 
 
 # --- hashlib.pbkdf2_hmac and hashlib.scrypt
@@ -37,13 +34,12 @@ def pbkdf2_hmac(hash_name, password, salt, iterations, dklen=None):
     if dklen < 1:
         raise ValueError('key length must be greater than 0.')
     request = {'hash': hash_name, 'iterations': iterations, 'dklen': dklen, 'digestSize': digest.digest_size, 'passwordLength': len(password)}
-    ok, text, data = host_op('pbkdf2', json.dumps(request), password + salt)
-    if ok:
-        return data
-    code, message = _host_error(text)
-    if code == 'ERR_TOO_MUCH_WORK':
-        return _pbkdf2_here(hash_name, password, salt, iterations, dklen)
-    raise ValueError(message)
+    try:
+        return host_op('pbkdf2', json.dumps(request), password + salt)[1]
+    except HostError as error:
+        if error.code != 'ERR_TOO_MUCH_WORK':
+            raise ValueError(error.message) from None
+    return _pbkdf2_here(hash_name, password, salt, iterations, dklen)
 
 
 def _pbkdf2_here(hash_name, password, salt, iterations, dklen):
@@ -73,10 +69,10 @@ def scrypt(password, *, salt=None, n=None, r=None, p=None, maxmem=0, dklen=64):
         raise ValueError('n must be a power of 2.')
     password, salt = bytes(memoryview(password)), bytes(memoryview(salt))
     request = {'n': n, 'r': r, 'p': p, 'maxmem': maxmem, 'dklen': dklen, 'passwordLength': len(password)}
-    ok, text, data = host_op('scrypt', json.dumps(request), password + salt)
-    if ok:
-        return data
-    raise ValueError(_host_error(text)[1])
+    try:
+        return host_op('scrypt', json.dumps(request), password + salt)[1]
+    except HostError as error:
+        raise ValueError(error.message) from None
 
 
 def _patch_hashlib(module):
@@ -105,8 +101,11 @@ _ZONE_TEXTS = frozenset(('tzdata.zi', 'zone.tab', 'zone1970.tab', 'iso3166.tab',
 def _available_timezones():
     # CPython opens every file under TZPATH to check it is a zone; here each is a host read, so the
     # host's listing answers instead (the same set: its TZif files but posixrules).
-    ok, text, _ = host_op('tzdata', json.dumps({'key': ''}), None)
-    return {key for key, _ in json.loads(text) if key not in _ZONE_TEXTS and key != 'posixrules'} if ok else set()
+    try:
+        text, _ = host_op('tzdata', json.dumps({'key': ''}), None)
+    except HostError:
+        return set()
+    return {key for key, _ in json.loads(text) if key not in _ZONE_TEXTS and key != 'posixrules'}
 
 
 def _patch_zoneinfo_tzpath(module):

@@ -1,4 +1,4 @@
-import type { ChunkSource } from '../../sandbox/guest/response-streams';
+import type { ChunkSource } from '../../capabilities/streams/guest/response-streams';
 import { toArrayBuffer, toBytes } from '../../sandbox/guest/text';
 import { EXPLICIT_TAG, ISLET_FRAME, JSON_TAG, type CallResult } from '../../sandbox/protocol';
 
