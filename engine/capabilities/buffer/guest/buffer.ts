@@ -1,7 +1,7 @@
 // Node's Buffer for code inside isolates (the buffer package), evaluated on first use of Buffer,
 // request.body or TextEncoder/TextDecoder; `node` is node8's `buffer` module.
 import * as buffer from 'buffer/';
-import { decodeUtf8, encodeUtf8, encodeUtf8Into } from '../guest/utf8';
+import { decodeUtf8, encodeUtf8, encodeUtf8Into } from '../../../sandbox/guest/utf8';
 
 const { Buffer } = buffer;
 const extra = buffer as unknown as { SlowBuffer: unknown; INSPECT_MAX_BYTES: number; kMaxLength: number };
