@@ -2,6 +2,7 @@
 # (there is no OpenSSL here: the host's crypto does them), and clear errors where WebAssembly
 # cannot follow CPython (threads; asyncio.run blocking inside a synchronous handler). The IANA
 # time-zone database is a read-only /usr/share/zoneinfo made by the JavaScript side (zoneinfo.ts).
+# Also the one package that would not take the standard library's way out: urllib3 2.
 import asyncio
 import importlib.machinery
 import json
@@ -141,20 +142,40 @@ def _no_run_until_complete(self, future):
     raise RuntimeError(NO_BLOCKING_LOOP)
 
 
-class _PatchOnImport(object):
-    """Applies a patch to a standard-library module right after it is first imported (so modules
-    no function imports cost nothing)."""
+# --- urllib3 2: on sys.platform 'emscripten' its package __init__ calls
+# urllib3.contrib.emscripten.inject_into_urllib3(), which swaps its connection classes for ones
+# that call the browser's fetch through the `js` module (JSPI, or XMLHttpRequest and a Worker with
+# SharedArrayBuffer). None of that is here: the first request failed with "ImportError: cannot
+# import name 'console' from 'js'". Its ordinary classes speak http.client over socket.socket,
+# which net.py carries to the host's guarded egress (as it does for urllib3 1.26, http.client and
+# urllib), with the socket's timeout, TLS checked by the host, redirects and retries as urllib3
+# does them. So the package's __init__ is replaced by one whose inject_into_urllib3 keeps them.
+# Its submodules stay importable (its __path__ is the real folder), for code that asks for them.
 
-    def __init__(self, patches):
+def _keep_urllib3_sockets():
+    """urllib3 keeps its socket-based connection classes: islet's sockets carry HTTP to the host."""
+
+
+def _replace_urllib3_emscripten(module):
+    module.inject_into_urllib3 = _keep_urllib3_sockets
+
+
+class _PatchOnImport(object):
+    """Applies a patch to a module right after it is first imported (so modules no function
+    imports cost nothing), or runs a replacement instead of the module's own code."""
+
+    def __init__(self, patches, replacements):
         self.patches = patches
+        self.replacements = replacements
 
     def find_spec(self, name, path=None, target=None):
         patch = self.patches.get(name)
-        if patch is None:
+        replacement = self.replacements.get(name)
+        if patch is None and replacement is None:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is not None and spec.loader is not None:
-            spec.loader = _PatchingLoader(spec.loader, patch)
+            spec.loader = _PatchingLoader(spec.loader, patch) if replacement is None else _ReplacingLoader(spec.loader, replacement)
         return spec
 
 
@@ -175,6 +196,11 @@ class _PatchingLoader(object):
         return getattr(self.loader, name)
 
 
+class _ReplacingLoader(_PatchingLoader):
+    def exec_module(self, module):
+        self.patch(module)
+
+
 def install():
     """Runs once per interpreter, before user code."""
     patches = {
@@ -185,7 +211,8 @@ def install():
     for name, patch in patches.items():
         if name in sys.modules:
             patch(sys.modules[name])
-    sys.meta_path.insert(0, _PatchOnImport(patches))
+    replacements = {'urllib3.contrib.emscripten': _replace_urllib3_emscripten}
+    sys.meta_path.insert(0, _PatchOnImport(patches, replacements))
     _thread.start_new_thread = _thread.start_joinable_thread = _no_threads
     if hasattr(_thread, 'start_new'):
         _thread.start_new = _no_threads
