@@ -2,7 +2,8 @@
 # (there is no OpenSSL here: the host's crypto does them), and clear errors where WebAssembly
 # cannot follow CPython (threads; asyncio.run blocking inside a synchronous handler). The IANA
 # time-zone database is a read-only /usr/share/zoneinfo made by the JavaScript side (zoneinfo.ts).
-# Also the one package that would not take the standard library's way out: urllib3 2.
+# Also the two packages that would not take the standard library's way out: urllib3 2 and
+# httpcore's async side (under httpx.AsyncClient).
 import asyncio
 import importlib.machinery
 import json
@@ -160,6 +161,58 @@ def _replace_urllib3_emscripten(module):
     module.inject_into_urllib3 = _keep_urllib3_sockets
 
 
+# --- httpcore (httpx's transport), async: its AutoBackend opens connections with anyio, that is
+# asyncio's loop.create_connection, which Pyodide's WebLoop does not have ("sock_connect() is not
+# available"), and then does TLS itself over a memory BIO, whose handshake bytes are not HTTP.
+# Here its async backend is islet's: a stream is one of net.py's connections, TLS is the host's
+# (start_tls marks the connection https), and a request waits for the host's answer as a
+# synchronous one does: concurrent requests of one instance (asyncio.gather) go out one after
+# another, and the instance runs nothing else meanwhile.
+
+class _HttpcoreStream(object):
+    def __init__(self, channel):
+        self._channel = channel
+
+    async def read(self, max_bytes, timeout=None):
+        return self._channel.read(max_bytes)
+
+    async def write(self, buffer, timeout=None):
+        if buffer:
+            self._channel.write(bytes(buffer), timeout)
+
+    async def aclose(self):
+        self._channel = None
+
+    async def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+        self._channel.tls = True
+        self._channel.server_hostname = server_hostname or self._channel.host
+        return self
+
+    def get_extra_info(self, info):
+        if info in ('client_addr', 'server_addr') and self._channel is not None:
+            return (self._channel.host, self._channel.port)
+        # 'is_readable' False: an idle connection has no bytes the server sent unasked.
+        return False if info == 'is_readable' else None
+
+
+class _HttpcoreBackend(object):
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        return _HttpcoreStream(sys.modules['_islet_net'].open_channel(host, port))
+
+    async def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        raise sys.modules['_islet_net']._refuse('Unix sockets are not available')
+
+    async def sleep(self, seconds):
+        await asyncio.sleep(seconds)
+
+
+def _patch_httpcore_auto(module):
+    async def _init_backend(self):
+        if not hasattr(self, '_backend'):
+            self._backend = _HttpcoreBackend()
+    module.AutoBackend._init_backend = _init_backend
+
+
 class _PatchOnImport(object):
     """Applies a patch to a module right after it is first imported (so modules no function
     imports cost nothing), or runs a replacement instead of the module's own code."""
@@ -207,6 +260,7 @@ def install():
         'hashlib': _patch_hashlib,
         'zoneinfo._common': _patch_zoneinfo_common,
         'zoneinfo._tzpath': _patch_zoneinfo_tzpath,
+        'httpcore._backends.auto': _patch_httpcore_auto,
     }
     for name, patch in patches.items():
         if name in sys.modules:
