@@ -213,6 +213,57 @@ def _patch_httpcore_auto(module):
     module.AutoBackend._init_backend = _init_backend
 
 
+# --- compiled modules: pip installs a package's extension modules (*.so) built for CPython on the
+# machine that ran it; WebAssembly cannot load them and `islet deploy` leaves them out. What is left
+# fails to import ("No module named ...", or "cannot import name ... (unknown location)" where a
+# folder of type stubs stands in its place, as pydantic_core's does). An error that names such a
+# module says why (runtime.py asks here); the RECORD files (pip's lists of what it installed) are
+# read only then, never on the way of an import that works.
+
+_COMPILED_SUFFIXES = ('.so', '.pyd', '.dylib')
+_compiled = None
+
+
+def _listed_compiled(folder):
+    import os
+    compiled = {}
+    for record in [name for name in os.listdir(folder) if name.endswith('.dist-info')]:
+        try:
+            with open(os.path.join(folder, record, 'RECORD'), encoding='utf-8') as lines:
+                for line in lines:
+                    path = line.split(',', 1)[0]
+                    module, _, rest = path.partition('.')
+                    if path.endswith(_COMPILED_SUFFIXES) and rest and '/' not in rest:
+                        compiled.setdefault(module.replace('/', '.'), (path, record))
+        except (OSError, ValueError):
+            continue
+    return compiled
+
+
+def compiled_module(name, folder='/function'):
+    """(file, dist-info) when a package of the function's folder installed module `name` as a
+    compiled extension, else None."""
+    global _compiled
+    if not name:
+        return None
+    if _compiled is None:
+        try:
+            _compiled = _listed_compiled(folder)
+        except OSError:
+            return None
+    return _compiled.get(name)
+
+
+def explain_compiled(exc):
+    """Why an ImportError of a compiled module happened, or None for any other error."""
+    listed = compiled_module(getattr(exc, 'name', None)) if isinstance(exc, ImportError) else None
+    if listed is None:
+        return None
+    return ('%s is a compiled extension module (%s, from %s) built for CPython on another platform; islet runs '
+            'Python in WebAssembly (Pyodide), which loads pure-Python modules only, and `islet deploy` leaves '
+            '*.so files out' % (exc.name, listed[0], listed[1]))
+
+
 class _PatchOnImport(object):
     """Applies a patch to a module right after it is first imported (so modules no function
     imports cost nothing), or runs a replacement instead of the module's own code."""
