@@ -244,7 +244,7 @@ def compiled_module(name, folder='/function'):
     """(file, dist-info) when a package of the function's folder installed module `name` as a
     compiled extension, else None."""
     global _compiled
-    if not name:
+    if not isinstance(name, str) or not name:
         return None
     if _compiled is None:
         try:
