@@ -94,7 +94,8 @@ def _describe(exc):
         if isinstance(exc, SyntaxError) and _looks_like_python2(exc):
             hint = ' [Python 2 syntax is not supported: the python2 runtime runs Python 3 with Python 2 names]'
         return 'SyntaxError: %s%s%s' % (exc.msg, where, hint)
-    return '%s: %s' % (type(exc).__name__, exc)
+    why = sys.modules['_islet_stdlib'].explain_compiled(exc) if isinstance(exc, ImportError) else None
+    return '%s: %s%s' % (type(exc).__name__, exc, '' if why is None else ' [%s]' % why)
 
 
 def _looks_like_python2(exc):

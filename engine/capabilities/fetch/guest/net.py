@@ -212,6 +212,15 @@ def _egress_error(code, message):
     return ConnectionResetError(errno.ECONNRESET, message)
 
 
+def open_channel(host, port):
+    """A connection to (host, port) that is not a socket's (httpcore's async streams use them)."""
+    if isinstance(host, bytes):
+        host = host.decode('idna')
+    if not isinstance(port, int) or not 0 < port < 65536:
+        raise OverflowError('connect(): port must be 0-65535.')
+    return _Channel(str(host), port)
+
+
 def _channel(sock):
     channel = _channels.get(sock.fileno())
     if channel is None:
@@ -240,12 +249,7 @@ def _connect(self, address):
         raise _refuse('only TCP connections that carry HTTP')
     if not isinstance(address, tuple) or len(address) < 2:
         raise TypeError('%s address must be a tuple (host, port)' % ('AF_INET6' if self.family == socket.AF_INET6 else 'AF_INET'))
-    host, port = address[0], address[1]
-    if isinstance(host, bytes):
-        host = host.decode('idna')
-    if not isinstance(port, int) or not 0 < port < 65536:
-        raise OverflowError('connect(): port must be 0-65535.')
-    _channels[self.fileno()] = _Channel(str(host), port)
+    _channels[self.fileno()] = open_channel(address[0], address[1])
 
 
 def _connect_ex(self, address):
