@@ -418,7 +418,9 @@ async function main(): Promise<void> {
   }
 }
 
-function format(value: number): string {
+function format(value: number | undefined): string {
+  // A scenario that failed leaves its figures out: say so instead of stopping the report.
+  if (typeof value !== 'number') return 'missing';
   return Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(Math.abs(value) >= 10 ? 1 : 3);
 }
 

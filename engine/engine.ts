@@ -441,7 +441,7 @@ export class Engine {
         if (this.logBudget.take(manifest.account, message.length)) this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId, level, message }));
         else this.logs.countDropped(logKey);
       },
-      fetch: (request, body, budget) => this.egress.fetch(request, body, budget, manifest.account),
+      fetch: (request, body, budget, bodies) => this.egress.fetch(request, body, budget, manifest.account, bodies),
       // sdk.invoke (engine/capabilities/invoke): a POST of the body as JSON.
       invoke: async (call) => {
         const res = await this.invoke({

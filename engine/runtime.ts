@@ -1,3 +1,4 @@
+import type { EgressBodies } from './capabilities/fetch/bodies';
 import type { BodyStream } from './body-stream';
 import type { FetchRequest } from './capabilities/fetch/ops';
 import type { InvokeAnswer, InvokeRequest } from './capabilities/invoke/ops';
@@ -55,7 +56,8 @@ export interface InstanceServices {
    * A function's `fetch`; answers the JSON of a FetchAnswer and the response's body, whose bytes are
    * taken from `budget` as they arrive (the instance's host memory).
    */
-  fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget): Promise<{ payload: string; body: Uint8Array | undefined }>;
+  /** With `bodies`, a long body or one of unknown length is kept there and read as it arrives. */
+  fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget, bodies?: EgressBodies): Promise<{ payload: string; body: Uint8Array | undefined }>;
   /** In-process `sdk.invoke`. */
   invoke(request: InvokeRequest): Promise<InvokeAnswer>;
   /**

@@ -107,6 +107,71 @@ t.test('100 MiB stream through a function of 128 MB, whole, with host memory to 
   t.equal(wrong, 0, 'as the function made them');
 });
 
+t.test('a fetched body is relayed as it arrives: new Response(up.body, up) passes the first chunk on before the upstream sends the rest', async (t) => {
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let upstreamClosed: () => void = () => undefined;
+  const closedEarly = new Promise<void>((resolve) => (upstreamClosed = resolve));
+  const upstream = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'x-upstream': 'yes' });
+    res.write('data: first\n\n');
+    if (req.url === '/hold') {
+      res.on('close', () => upstreamClosed());
+      return;
+    }
+    void released.then(() => res.end('data: second\n\n'));
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    upstream.closeAllConnections();
+    upstream.close();
+  });
+  const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const res = await fetch(url('streams', '/relay', `up=${encodeURIComponent(`${base}/events`)}`), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('x-upstream'), 'yes', "the upstream's headers");
+  t.equal(res.headers.get('content-type'), 'text/event-stream');
+  const reader = res.body!.getReader();
+  const first = await reader.read();
+  t.equal(new TextDecoder().decode(first.value), 'data: first\n\n', 'the first event came while the upstream held the second');
+  release();
+  let rest = '';
+  for (let next = await reader.read(); !next.done; next = await reader.read()) rest += new TextDecoder().decode(next.value);
+  t.equal(rest, 'data: second\n\n');
+
+  // A client that leaves a relay closes the upstream connection.
+  const held = await undiciRequest(url('streams', '/relay', `up=${encodeURIComponent(`${base}/hold`)}`), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  for await (const chunk of held.body) {
+    t.ok((chunk as Buffer).byteLength > 0, 'the held relay sent its first chunk');
+    break;
+  }
+  await closedEarly;
+  t.pass('the upstream saw its connection closed after the client left');
+});
+
+t.test('a fetched body of unknown length, larger than what comes whole, is read whole by arrayBuffer()', async (t) => {
+  const size = 6 * MiB + 123;
+  const upstream = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    const chunk = Buffer.alloc(256 * 1024, 98);
+    let sent = 0;
+    const more = () => {
+      while (sent < size) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, size - sent));
+        sent += piece.length;
+        if (!res.write(piece)) return void res.once('drain', more);
+      }
+      res.end();
+    };
+    more();
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => upstream.close());
+  const up = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
+  const res = await fetch(url('streams', '/relay-length', `up=${encodeURIComponent(up)}`), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  t.same(await res.json(), { length: size, allB: true });
+});
+
 t.test('in-process callers (sdk.invoke) get a streamed body whole', async (t) => {
   const res = await s.invoke('streams', { path: '/bytes', query: `size=${200 * 1024}` });
   t.equal(res.status, 200);

@@ -6,10 +6,11 @@
  * and a failure is thrown, for the bridge to send as a HostError (errors.ts).
  */
 import type { HostMemoryBudget } from '../isolate/host-memory';
+import type { EgressBodies } from './fetch/bodies';
 import type { InstanceServices } from '../runtime';
 import { hashlibOp } from './crypto/hashlib';
 import { OpError } from './errors';
-import { fetchForNode8, fetchForPython } from './fetch/host';
+import { cancelEgressBody, fetchForNode8, fetchForPython, readEgressBody } from './fetch/host';
 import { readFunctionFile, type FunctionFiles } from './fs/host';
 import { invokeFunction } from './invoke/host';
 import { runNativeOffThread } from './native';
@@ -29,6 +30,8 @@ export interface OpScope {
   services: InstanceServices;
   hostMemory: HostMemoryBudget | undefined;
   files: FunctionFiles | undefined;
+  /** Response bodies of the instance's fetches still arriving (node8 reads them chunk by chunk). */
+  egressBodies?: EgressBodies;
   /** The handler's timeout, which Python's operations may not outlast (node8's are bounded by the instance). */
   timeoutMs?: number;
 }
@@ -37,6 +40,8 @@ type Handlers<C extends Record<string, Check<unknown>>> = { [K in keyof C]: (pay
 
 const NODE8_HOSTS: Handlers<typeof NODE8_OPS> = {
   fetch: fetchForNode8,
+  fetchRead: readEgressBody,
+  fetchCancel: cancelEgressBody,
   invoke: invokeFunction,
   subtle: runSubtle,
   native: async ({ call, args }, body, scope) => {

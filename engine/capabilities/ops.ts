@@ -6,7 +6,7 @@
  * HostReply (engine/sandbox/protocol.ts) and HostError (errors.ts).
  */
 import { CRYPTO_CALLS, HASHLIB_OPS } from './crypto/ops';
-import { FETCH_OPS } from './fetch/ops';
+import { FETCH_BODY_OPS, FETCH_OPS } from './fetch/ops';
 import { FILE_OPS, FS_CALLS } from './fs/ops';
 import { INVOKE_OPS } from './invoke/ops';
 import { object, string, type Infer } from './schema';
@@ -29,7 +29,7 @@ export type NativePayload<K extends NativeCall> = Infer<(typeof NATIVE_CALLS)[K]
  * WebCrypto operation, and a native call run off the host's thread (its own payload checked as
  * the call's), for callback and promise APIs.
  */
-export const NODE8_OPS = { ...FETCH_OPS, ...INVOKE_OPS, ...SUBTLE_OPS, native: object({ call: string(), args: string() }) };
+export const NODE8_OPS = { ...FETCH_OPS, ...FETCH_BODY_OPS, ...INVOKE_OPS, ...SUBTLE_OPS, native: object({ call: string(), args: string() }) };
 export type OpKind = keyof typeof NODE8_OPS;
 
 /**

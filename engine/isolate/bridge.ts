@@ -6,6 +6,7 @@ import { timerRequest } from '../capabilities/timers/host';
 import type { TimerOpKind } from '../capabilities/timers/ops';
 import { ENTRY_GLOBAL, HOST_GLOBAL } from '../sandbox/protocol';
 import type { InstanceServices } from '../runtime';
+import type { EgressBodies } from '../capabilities/fetch/bodies';
 import type { HostMemory } from './host-memory';
 
 /** What a bridge's callbacks reach: the instance the isolate became (none while it is blank). */
@@ -13,6 +14,8 @@ export interface BridgeTarget {
   readonly services: InstanceServices;
   /** Bytes the host holds for the instance outside its isolate (see host-memory.ts). */
   readonly hostMemory: HostMemory;
+  /** Response bodies of its fetches still arriving (see capabilities/fetch/bodies.ts). */
+  readonly egressBodies: EgressBodies;
   readModule(path: string): string | undefined;
   setTimer(op: TimerOpKind, id: number, ms: number): void;
   /** Starts an operation (unless too many are in flight) and answers the sandbox when it settles. */

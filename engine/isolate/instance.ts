@@ -5,6 +5,7 @@ import { ServiceError } from '../errors';
 import { checkBodySize, checkResponseHeaders, checkStatus, contentTypeOf, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
 import { hostErrorText } from '../capabilities/errors';
+import { EgressBodies } from '../capabilities/fetch/bodies';
 import type { OpAnswer } from '../capabilities/host-ops';
 import { InstanceStreams } from '../capabilities/streams/host';
 import { MAX_STREAMS } from '../capabilities/streams/ops';
@@ -138,6 +139,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   readonly services: InstanceServices;
   /** What the host holds for this instance outside its isolate (fetch bodies, results waiting to go in). */
   readonly hostMemory: HostMemory;
+  readonly egressBodies = new EgressBodies();
   /** The response bodies its calls stream. */
   private readonly streams: InstanceStreams;
 
@@ -469,6 +471,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     for (const timer of this.timers.takeAll()) clearTimeout(timer);
     for (const timer of this.windows.values()) clearTimeout(timer);
     this.windows.clear();
+    this.egressBodies.closeAll();
     this.frozen = [];
     const error = this.deathError();
     for (const id of this.running.ids()) this.finish(id, () => ({ ok: false, error }));

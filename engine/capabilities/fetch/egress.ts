@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, fetch } from 'undici';
 import type { HostMemoryBudget } from '../../isolate/host-memory';
+import { WHOLE_BODY_BYTES, type EgressBodies, type EgressBody } from './bodies';
 import { isAllowedAddress } from './egress-address';
 import type { FetchAnswer, FetchRequest } from './ops';
 
@@ -83,9 +84,9 @@ export class Egress {
    * One request of a function. The response body's bytes are taken from `budget` as they arrive
    * and given back once it is read whole (its holder takes them again until the body is handed on).
    */
-  async fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget, account?: string): Promise<{ payload: string; body: Uint8Array }> {
+  async fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget, account?: string, bodies?: EgressBodies): Promise<{ payload: string; body: Uint8Array | undefined }> {
     try {
-      const answer = await this.send(request, body, budget, account);
+      const answer = await this.send(request, body, budget, account, bodies);
       this.counts.ok++;
       return answer;
     } catch (err) {
@@ -94,7 +95,7 @@ export class Egress {
     }
   }
 
-  private async send(request: FetchRequest, body: Uint8Array | undefined, budget: HostMemoryBudget | undefined, account: string | undefined): Promise<{ payload: string; body: Uint8Array }> {
+  private async send(request: FetchRequest, body: Uint8Array | undefined, budget: HostMemoryBudget | undefined, account: string | undefined, bodies: EgressBodies | undefined): Promise<{ payload: string; body: Uint8Array | undefined }> {
     let url: URL;
     try {
       url = new URL(request.url);
@@ -116,6 +117,14 @@ export class Egress {
     } catch (err) {
       const cause = (err as Error & { cause?: Error }).cause;
       throw new EgressError(failureCode(err as Error), `fetch failed: ${cause?.message ?? (err as Error).message}`);
+    }
+    const headers: [string, string][] = [];
+    response.headers.forEach((value, name) => headers.push([name, value]));
+    const answer: FetchAnswer = { status: response.status, statusText: response.statusText, headers, url: response.url, redirected: response.redirected };
+    const length = response.headers.get('content-length');
+    if (bodies && response.body && !(length !== null && Number(length) <= WHOLE_BODY_BYTES)) {
+      answer.stream = bodies.add(this.bodyOf(response.body as ReadableStream<Uint8Array>, account));
+      return { payload: JSON.stringify(answer), body: undefined };
     }
     const chunks: Uint8Array[] = [];
     let size = 0;
@@ -143,12 +152,32 @@ export class Egress {
         budget?.release(reserved);
       }
     }
-    const headers: [string, string][] = [];
-    response.headers.forEach((value, name) => headers.push([name, value]));
-    const answer: FetchAnswer = { status: response.status, statusText: response.statusText, headers, url: response.url, redirected: response.redirected };
     return {
       payload: JSON.stringify(answer),
       body: Buffer.concat(chunks),
+    };
+  }
+
+  /**
+   * A body read as the function asks for it: each chunk waits on the host until then, so the
+   * function's reading paces the upstream. The account's pacing applies per chunk; the request's
+   * timeout still bounds the whole exchange.
+   */
+  private bodyOf(stream: ReadableStream<Uint8Array>, account: string | undefined): EgressBody {
+    const reader = stream.getReader();
+    return {
+      next: async () => {
+        let next: { done: boolean; value?: Uint8Array };
+        try {
+          next = await reader.read();
+        } catch (err) {
+          throw new EgressError(failureCode(err as Error), `fetch failed while reading the body: ${(err as Error).message}`);
+        }
+        if (next.done || !next.value) return undefined;
+        if (account !== undefined && this.pacer) await this.pacer.take(account, next.value.byteLength);
+        return next.value;
+      },
+      cancel: () => reader.cancel().catch(() => undefined),
     };
   }
 

@@ -14,7 +14,18 @@ export const MAX_REQUEST_BODY = 32 * 1024 * 1024;
 
 /** node8's fetch and http.request. */
 export function fetchForNode8(request: FetchRequest, body: Uint8Array | undefined, scope: OpScope): Promise<OpAnswer> {
-  return scope.services.fetch(request, body, scope.hostMemory);
+  return scope.services.fetch(request, body, scope.hostMemory, scope.egressBodies);
+}
+
+/** The next chunk of a body still arriving, or `{"done":true}` at its end. */
+export async function readEgressBody({ id }: { id: number }, _body: Uint8Array | undefined, scope: OpScope): Promise<OpAnswer> {
+  const chunk = await scope.egressBodies?.read(id);
+  return chunk === undefined ? { payload: '{"done":true}' } : { payload: '{}', body: chunk };
+}
+
+export async function cancelEgressBody({ id }: { id: number }, _body: Uint8Array | undefined, scope: OpScope): Promise<OpAnswer> {
+  scope.egressBodies?.cancel(id);
+  return { payload: '{}' };
 }
 
 /**

@@ -15,7 +15,7 @@ export const fetch = {
     File: 'web/fetch',
     fetch: 'web/fetch',
   },
-  ops: ['fetch', 'background'],
+  ops: ['fetch', 'fetchRead', 'fetchCancel', 'background'],
   dependsOn: ['streams', 'events', 'url', 'buffer'],
   tests: ['test/node8-web.test.ts', 'test/python-egress.test.ts', 'test/sandbox.test.ts'],
 } as const satisfies Capability;

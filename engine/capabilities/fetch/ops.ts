@@ -3,7 +3,7 @@
  * guest/net.py in Python) and its host half (host.ts over the guarded egress, egress.ts). The
  * guests import types only.
  */
-import type { Check } from '../schema';
+import { count, object, type Check } from '../schema';
 
 /** A request as the egress sends it. */
 export interface FetchRequest {
@@ -42,6 +42,12 @@ export const fetchRequest: Check<FetchRequest> = (value) => {
  */
 export const FETCH_OPS = { fetch: fetchRequest };
 
+/**
+ * node8 reads a response body that is still arriving (FetchAnswer.stream) chunk by chunk: the next
+ * chunk as the answer's bytes (payload `{"done":true}` at the end), or cancels it.
+ */
+export const FETCH_BODY_OPS = { fetchRead: object({ id: count() }), fetchCancel: object({ id: count() }) };
+
 /** What an exchange answers (the response's body is the answer's bytes). */
 export interface FetchAnswer {
   status: number;
@@ -49,6 +55,8 @@ export interface FetchAnswer {
   headers: [string, string][];
   url: string;
   redirected: boolean;
+  /** The body's id when it is read as it arrives (fetchRead); otherwise it is the answer's bytes. */
+  stream?: number;
 }
 
 /** fetch's host callback (see HostBridge). */

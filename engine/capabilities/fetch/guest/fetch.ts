@@ -434,10 +434,35 @@ export async function fetch(input: unknown, init?: Record<string, unknown>): Pro
   });
   const meta = JSON.parse(answer.payload) as FetchAnswer;
   const nullBody = request.method === 'HEAD' || [101, 204, 205, 304].includes(meta.status);
-  const bytes = new Uint8Array(answer.body ?? new ArrayBuffer(0));
-  const response = new Response(nullBody ? null : streamOf(bytes), { status: meta.status < 200 ? 200 : meta.status, statusText: meta.statusText, headers: meta.headers, url: meta.url, redirected: meta.redirected, type: 'basic' });
+  const responseBody = nullBody ? null : meta.stream !== undefined ? egressStream(meta.stream) : streamOf(new Uint8Array(answer.body ?? new ArrayBuffer(0)));
+  const response = new Response(responseBody, { status: meta.status < 200 ? 200 : meta.status, statusText: meta.statusText, headers: meta.headers, url: meta.url, redirected: meta.redirected, type: 'basic' });
   if (meta.status < 200) Object.defineProperty(response, 'status', { value: meta.status });
   return response;
+}
+
+/**
+ * A response body still arriving on the host, pulled a chunk at a time as it is read (so a relayed
+ * `new Response(up.body, up)` moves at the pace of the slower end); cancelling it closes the
+ * upstream connection.
+ */
+function egressStream(id: number): Stream {
+  const Stream = ReadableStream();
+  const ask = JSON.stringify({ id });
+  return new Stream(
+    {
+      async pull(controller: { enqueue(b: Uint8Array): void; close(): void }) {
+        const answer = await internal.op('fetchRead', ask, undefined).catch((err: HostError) => {
+          throw new TypeError(err.message);
+        });
+        if (answer.payload === '{"done":true}') controller.close();
+        else if (answer.body !== undefined && answer.body.byteLength > 0) controller.enqueue(new Uint8Array(answer.body));
+      },
+      cancel() {
+        void internal.op('fetchCancel', ask, undefined).catch(() => undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /** The last `waitUntil` window's token (see HostBridge.background). */

@@ -206,10 +206,13 @@ export class ClientRequest extends Writable {
           res.statusCode = meta.status;
           res.statusMessage = meta.statusText || STATUS_CODES[meta.status] || '';
           nodeHeaders(meta.headers, res);
+          if (meta.stream !== undefined) readAsItArrives(res, meta.stream);
           if (!this.emit('response', res)) (res as unknown as { resume(): void }).resume();
-          if (answer.body && answer.body.byteLength > 0) res.push(Buffer.from(new Uint8Array(answer.body)));
-          res.complete = true;
-          res.push(null);
+          if (meta.stream === undefined) {
+            if (answer.body && answer.body.byteLength > 0) res.push(Buffer.from(new Uint8Array(answer.body)));
+            res.complete = true;
+            res.push(null);
+          }
           res.once('end', () => this.emit('close'));
         },
         (err: HostError) => {
@@ -220,6 +223,38 @@ export class ClientRequest extends Writable {
         },
       );
   }
+}
+
+/**
+ * A response body still arriving on the host (see fetch's egressStream): each chunk is asked for
+ * when the reader wants more, so a slow reader holds the upstream back; destroying the response
+ * before its end closes the upstream connection.
+ */
+function readAsItArrives(res: IncomingMessage, id: number): void {
+  const ask = JSON.stringify({ id });
+  let reading = false;
+  const pump = (): void => {
+    if (reading) return;
+    reading = true;
+    internal.op('fetchRead', ask).then(
+      (answer) => {
+        reading = false;
+        if (answer.payload === '{"done":true}') {
+          res.complete = true;
+          res.push(null);
+        } else if (answer.body && answer.body.byteLength > 0) res.push(Buffer.from(new Uint8Array(answer.body)));
+        else pump();
+      },
+      (err: HostError) => {
+        reading = false;
+        res.destroy(Object.assign(new Error(err.message.replace(/^fetch failed /, '')), { code: 'ECONNRESET' }));
+      },
+    );
+  };
+  res._read = pump;
+  (res as unknown as { once(event: string, fn: () => void): void }).once('close', () => {
+    if (!res.complete) void internal.op('fetchCancel', ask).catch(() => undefined);
+  });
 }
 
 function makeModule(defaultProtocol: 'http:' | 'https:') {
