@@ -120,7 +120,7 @@ export class Engine {
   private readonly observer: CallObserver;
   private readonly logReader: LogReader;
   private readonly runtimes = new Map<RuntimeName, Runtime>();
-  /** The first name of each runtime (`/healthz`). */
+  /** Every runtime name served, aliases included (`/healthz`). */
   private readonly runtimeNames: string[] = [];
   private readonly selfPorts: number[] = [];
 
@@ -159,7 +159,7 @@ export class Engine {
     };
     for (const registration of options.runtimes) {
       const runtime = registration.create(context);
-      this.runtimeNames.push(registration.names[0]!);
+      this.runtimeNames.push(...registration.names);
       for (const name of registration.names) this.runtimes.set(name, runtime);
     }
   }
@@ -259,6 +259,8 @@ export class Engine {
     let manifest: FunctionManifest;
     let stats: FunctionStats;
     try {
+      // A path that names no function is a mistake in the URL, whatever the key.
+      if (functionName === '') throw new ServiceError('ERR_NO_SUCH_FUNCTION', `the path names no function: call /v2/run/${accountId || '<account>'}/<function>`);
       if (!isPublicName(functionName)) this.admission.checkCallKey(accountId, request.apiKey, functionName);
       const entry = isFunctionName(functionName) ? this.catalog.function(accountId, functionName) : undefined;
       if (!entry) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${functionName} in account ${accountId}`);

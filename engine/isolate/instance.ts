@@ -498,7 +498,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
         const b = result.indexOf('\n', a + 1);
         if (a < 0 || b < 0) throw new Error('malformed explicit response');
         const headers = checkResponseHeaders(JSON.parse(result.slice(a + 1, b)));
-        return { status: checkStatus(Number(result.slice(1, a))), headers: withDefaultType(headers, 'text/plain; charset=utf-8'), body: result.slice(b + 1) };
+        const body = result.slice(b + 1);
+        return { status: checkStatus(Number(result.slice(1, a))), headers: withDefaultType(headers, 'text/plain; charset=utf-8', body.length), body };
       }
       throw new Error('unknown result tag');
     }
@@ -510,7 +511,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     }
     if (result.t === 'b' && result.b instanceof ArrayBuffer) {
       const headers = checkResponseHeaders(result.h);
-      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream'), body: new Uint8Array(result.b) };
+      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream', result.b.byteLength), body: new Uint8Array(result.b) };
     }
     throw new Error('unknown result shape');
   }
@@ -592,7 +593,8 @@ export function textArgument(text: string | undefined): string | ivm.Copy<string
   return text !== undefined && text.length >= LONG_TEXT ? new ivm.ExternalCopy([text]).copyInto({ release: true }) : text;
 }
 
-function withDefaultType(headers: Record<string, string>, type: string): Record<string, string> {
-  if (contentTypeOf(headers) === undefined) headers['content-type'] = type;
+/** A body's type when the function named none; an empty body (a 204, a `new Response(null)`) gets none. */
+function withDefaultType(headers: Record<string, string>, type: string, bodyLength: number): Record<string, string> {
+  if (bodyLength > 0 && contentTypeOf(headers) === undefined) headers['content-type'] = type;
   return headers;
 }
