@@ -10,6 +10,7 @@ import { perf } from './commands/perf';
 import { createKey, listKeys, revokeKey } from './commands/keys';
 import { stats } from './commands/stats';
 import { promote, rollback, traffic, versions } from './commands/versions';
+import { keyOrigin } from './config';
 import { CliError } from './errors';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -172,6 +173,16 @@ export function buildCli() {
   return cli;
 }
 
+/** Refusals of the key that say which key it was, when the CLI knows where it came from. */
+const KEY_REFUSALS = new Set(['ERR_FORBIDDEN', 'ERR_BAD_KEY', 'ERR_NO_KEY']);
+
+/** A refusal of the key, with where that key came from (a variable, or the login file). */
+function withKeyOrigin(err: ServerError): string {
+  const origin = keyOrigin();
+  if (!KEY_REFUSALS.has(err.body.errorCode) || origin === undefined) return err.message;
+  return `${err.message} (the key came from ${origin})`;
+}
+
 export async function main(argv: string[]): Promise<void> {
   const cli = buildCli();
   try {
@@ -183,7 +194,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     await cli.runMatchedCommand();
   } catch (err) {
-    const message = err instanceof CliError || err instanceof ServerError ? err.message : err instanceof Error ? err.message : String(err);
+    const message = err instanceof ServerError ? withKeyOrigin(err) : err instanceof Error ? err.message : String(err);
     const detail = err instanceof CliError && err.detail ? `${err.detail.replace(/\n*$/, '')}\n` : '';
     process.stderr.write(`islet: ${message.split('\n')[0]}\n${detail}`);
     process.exitCode = err instanceof CliError ? err.exitCode : 1;
