@@ -81,12 +81,14 @@ export function buildCli() {
     .option('--json', 'Print JSON (with a series per time slot)')
     .action(async (name: string, options: { window: string; json?: boolean }) => out(await stats(name, { window: String(options.window), json: options.json })));
 
-  cli.command('invoke <name>', 'Call a function and print its response body')
-    .option('--data <json>', 'JSON request body')
+  cli.command('invoke <name>', 'Call a function and print its response body (whatever its status; 400 and over also exit 1)')
+    .option('--data <json>', 'JSON request body, or @file / @- (standard input) to send a file as it is')
     .option('--query <key=value>', 'Query parameter (repeatable)')
     .option('--method <method>', 'HTTP method', { default: 'POST' })
     .option('--path <path>', 'Path after the function name, e.g. /items/42')
-    .action(async (name: string, options: { data?: string; query?: string | string[]; method?: string; path?: string }) => out(await invoke(name, options)));
+    .option('-i, --include', 'Print the status line and the headers before the body')
+    .action(async (name: string, options: { data?: string | number; query?: string | string[]; method?: string; path?: string; include?: boolean }) =>
+      invoke(name, { ...options, data: options.data === undefined ? undefined : String(options.data), include: Boolean(options.include) }));
 
   cli.command('remove <name>', 'Remove a deployed function')
     .action(async (name: string) => out(await remove(name)));

@@ -1,12 +1,14 @@
-import { mkdtempSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
-import { islet } from './helpers/cli';
+import { islet, ISLET_BIN, type CliResult } from './helpers/cli';
 import { functionFolder } from './helpers/functions';
 import { startTestServer, type TestServer } from './helpers/server';
 
-// Issue 26: the islet command as a new user meets it: where its key comes from (item 1).
+// Issue 26: the islet command as a new user meets it: where its key comes from (item 1) and what
+// `islet invoke` shows (item 4).
 let s: TestServer;
 let work: string;
 let invokeKey: string;
@@ -26,6 +28,12 @@ t.before(async () => {
   });
   invokeKey = ((await created.json()) as { apiKey: string }).apiKey;
   await s.deploy('echo', functionFolder('exports.handler = (body, context) => ({ bytes: context.request.body.length, name: body && body.name });\n'), 'handler');
+  await s.deploy('fail', functionFolder('function total(x) {\n  return x.nope();\n}\nexports.handler = (body) => total(body);\n'), 'handler');
+  await s.deploy(
+    'teapot',
+    functionFolder('exports.handler = (b, context) => new context.HTTPResponse({ statusCode: 422, headers: { "content-type": "application/json" }, body: \'{"error":"nope"}\' });\n'),
+    'handler',
+  );
 });
 t.teardown(() => s.stop());
 
@@ -80,4 +88,64 @@ t.test('item 1: a refusal names the login file or ISLET_API_KEY when the key cam
   t.match(fromVariable.stderr, /\(the key came from ISLET_API_KEY\)\n$/);
   const badKey = await islet(['list'], { env: { ...own(), ISLET_API_KEY: 'isk_not_a_key' } });
   t.match(badKey.stderr, /^islet: ERR_BAD_KEY: .* \(the key came from ISLET_API_KEY\)\n$/);
+});
+
+/** The CLI with `input` on its standard input. */
+function isletWithInput(args: string[], env: NodeJS.ProcessEnv, input: Buffer): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(ISLET_BIN, args, { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+t.test('item 4: a failed call prints its error body on stdout and its status and stack on stderr', async (t) => {
+  const failed = await islet(['invoke', 'fail', '--data', '{}'], { env: own() });
+  t.equal(failed.code, 1);
+  const body = JSON.parse(failed.stdout) as { errorCode: string; message: string; stack: string };
+  t.equal(body.errorCode, 'ERR_FUNCTION_FAILED', 'stdout is the body the server sent');
+  const lines = failed.stderr.trim().split('\n');
+  t.match(lines[0], /^islet: 500 ERR_FUNCTION_FAILED: TypeError: x\.nope is not a function/);
+  t.match(lines[1], /^\s+at total \(\/?function\.js:2:\d+\)$/, "the user's stack follows, without repeating the message");
+  t.match(lines[2], /^\s+at (exports\.)?handler \(\/?function\.js:4:\d+\)$/);
+});
+
+t.test('item 4: an answer over 400 that is not an islet error is the body on stdout, its status on stderr', async (t) => {
+  const teapot = await islet(['invoke', 'teapot'], { env: own() });
+  t.equal(teapot.code, 1);
+  t.equal(teapot.stdout, '{"error":"nope"}\n');
+  t.equal(teapot.stderr, 'islet: 422 Unprocessable Entity\n');
+});
+
+t.test('item 4: -i / --include prints the status line and the headers first', async (t) => {
+  for (const flag of ['-i', '--include']) {
+    const shown = await islet(['invoke', 'echo', flag, '--data', '{"name":"Ada"}'], { env: own() });
+    t.equal(shown.code, 0, shown.stderr);
+    const [head, body] = shown.stdout.split('\n\n');
+    const lines = head!.split('\n');
+    t.equal(lines[0], 'HTTP/1.1 200 OK', flag);
+    t.ok(lines.includes('content-type: application/json'), 'the headers');
+    t.ok(lines.some((l) => /^x-service-request-id: [0-9a-f]{32}$/.test(l)), 'the X-Service-* headers among them');
+    t.equal(body, '{"bytes":14,"name":"Ada"}\n');
+  }
+});
+
+t.test('item 4: --data @file and --data @- send a body too large for an argument list', async (t) => {
+  // 5 MB: under the 6 MiB request limit, far over what one argument may hold (128 KB on Linux).
+  const big = Buffer.from(JSON.stringify({ name: 'big', pad: 'x'.repeat(5 * 1024 * 1024) }));
+  const file = path.join(work, 'big.json');
+  writeFileSync(file, big);
+  const fromFile = await islet(['invoke', 'echo', '--data', `@${file}`], { env: own() });
+  t.equal(fromFile.code, 0, fromFile.stderr);
+  t.same(JSON.parse(fromFile.stdout), { bytes: big.length, name: 'big' });
+  const fromStdin = await isletWithInput(['invoke', 'echo', '--data', '@-'], own(), big);
+  t.equal(fromStdin.code, 0, fromStdin.stderr);
+  t.same(JSON.parse(fromStdin.stdout), { bytes: big.length, name: 'big' });
+  const missing = await islet(['invoke', 'echo', '--data', '@/nonexistent.json'], { env: own() });
+  t.equal(missing.code, 1);
+  t.match(missing.stderr, /^islet: --data @\/nonexistent\.json: cannot read \/nonexistent\.json: ENOENT/);
 });
