@@ -17,7 +17,7 @@ import type { BundleSource } from './bundle';
 import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
 import { History } from './stats/history';
 import { Catalog } from './store/catalog';
-import type { NewAccount, Store, StoreHealth } from './store/store';
+import type { ApiKeyRecord, NewAccount, Store, StoreHealth } from './store/store';
 import { checkPercent } from './store/traffic';
 
 /** What the engine gives a runtime it creates: the limits, and where to report its instances' deaths and sizes. */
@@ -258,10 +258,11 @@ export class Engine {
     const { accountId, functionName } = request;
     let manifest: FunctionManifest;
     let stats: FunctionStats;
+    let caller: ApiKeyRecord | undefined;
     try {
       // A path that names no function is a mistake in the URL, whatever the key.
       if (functionName === '') throw new ServiceError('ERR_NO_SUCH_FUNCTION', `the path names no function: call /v2/run/${accountId || '<account>'}/<function>`);
-      if (!isPublicName(functionName)) this.admission.checkCallKey(accountId, request.apiKey, functionName);
+      caller = isPublicName(functionName) ? this.admission.callerOf(accountId, request.apiKey) : this.admission.checkCallKey(accountId, request.apiKey, functionName);
       const entry = isFunctionName(functionName) ? this.catalog.function(accountId, functionName) : undefined;
       if (!entry) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${functionName} in account ${accountId}`);
       // The sticky key is looked up only when two versions share the calls.
@@ -287,6 +288,7 @@ export class Engine {
       else respond(refusal);
       return;
     }
+    tellCaller(request.headers, caller);
     this.run(manifest, stats, gate, request, requestId, respond);
   }
 
@@ -399,6 +401,24 @@ export class Engine {
       },
     };
   }
+}
+
+/** The request headers that name the caller's key to the function (set by the server alone). */
+export const CALLER_KEY_NAME = 'x-service-key-name';
+export const CALLER_KEY_SCOPE = 'x-service-key-scope';
+
+/**
+ * What a function sees of who called it: never the key itself (header-logging middleware would
+ * write it where others read it), but its name and scope, when the call came with a valid key of
+ * the account. A caller's own headers of those names are dropped, so the function can trust them.
+ */
+function tellCaller(headers: Record<string, string>, caller: ApiKeyRecord | undefined): void {
+  if (headers['x-service-api-key'] !== undefined) delete headers['x-service-api-key'];
+  if (headers[CALLER_KEY_NAME] !== undefined) delete headers[CALLER_KEY_NAME];
+  if (headers[CALLER_KEY_SCOPE] !== undefined) delete headers[CALLER_KEY_SCOPE];
+  if (caller === undefined) return;
+  headers[CALLER_KEY_NAME] = caller.name;
+  headers[CALLER_KEY_SCOPE] = caller.scope;
 }
 
 /** All headers of a response as the client receives them, the X-Service-* ones included. */

@@ -3,7 +3,7 @@ import { Engine, errorResponse, type InvokeRequest, type InvokeResponse } from '
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { writeAnswerHeaders } from './answer';
-import { readBody, readHeaders } from './body';
+import { readBody, readCallHeaders } from './body';
 import { addConsolePortRoutes, addConsoleRedirect, hostNameOf } from './console-app';
 import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
@@ -173,12 +173,12 @@ function readCall(req: HttpRequest): InvokeRequest {
   const slash2 = afterAccount.indexOf('/');
   const functionName = slash2 === -1 ? afterAccount : afterAccount.slice(0, slash2);
   const path = slash2 === -1 ? '/' : afterAccount.slice(slash2);
-  const headers = readHeaders(req);
+  const { headers, apiKey } = readCallHeaders(req);
   return {
     method: req.getMethod().toUpperCase(),
     accountId: safeDecode(accountId),
     functionName: safeDecode(functionName),
-    apiKey: headers['x-service-api-key'],
+    apiKey,
     path,
     rawQuery: req.getQuery() ?? '',
     headers,

@@ -64,7 +64,8 @@ t.test('request.headers: one object, read on demand, yet an ordinary own field (
   const res = await s.invoke('headers', { path: '/p\tq"\n', query: 'a=1\tb\n', headers: { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v' } });
   t.equal(res.status, 200);
   const out = JSON.parse(res.body as string) as Record<string, unknown>;
-  t.same(out.first, { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v', 'x-added': 'kept' });
+  // The caller's key is told by name and scope, never given (issue 26).
+  t.same(out.first, { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v', 'x-service-key-name': 'default', 'x-service-key-scope': 'admin', 'x-added': 'kept' });
   t.equal(out.sameObject, true, 'every read gives the same object, so changes to it stay');
   t.same(out.inJson, out.first, 'JSON.stringify(request) includes the headers');
   t.equal(out.spread, true, 'spreading the request copies the headers object');
