@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { checkNodeFlags, enableIsolateFeatures } from './node-flags';
 import { HeldRefusals } from './held-refusals';
 import { HostWorkPool } from './host-work/pool';
@@ -123,6 +124,8 @@ export class Engine {
   /** Every runtime name served, aliases included (`/healthz`). */
   private readonly runtimeNames: string[] = [];
   private readonly selfPorts: number[] = [];
+  /** Cold starts in progress, by the call that started each (see servicesFor). */
+  private readonly loadingFor = new Map<string, { requestId: string | undefined }>();
 
   private constructor(options: EngineOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -333,6 +336,7 @@ export class Engine {
       const durationUs = started === 0 ? 0 : (now - started) * 1000;
       stats.inflight--;
       gate.inflight--;
+      if (waitingSince !== 0) this.loaded(requestId);
       const error = outcome.ok ? undefined : outcome.error;
       const status = outcome.ok ? outcome.response.status : outcome.error.status;
       this.observer.callEnded(stats, manifest, requestId, request.method, status, error, durationUs, waitingSince === 0 ? durationUs : (now - waitingSince) * 1000);
@@ -345,7 +349,7 @@ export class Engine {
     };
     let acquired: Instance | Promise<Instance>;
     try {
-      acquired = this.instanceFor(manifest, stats);
+      acquired = this.instanceFor(manifest, stats, requestId);
     } catch (err) {
       done({ ok: false, error: asServiceError(err) });
       return;
@@ -356,13 +360,18 @@ export class Engine {
     } else start(acquired);
   }
 
-  private instanceFor(manifest: FunctionManifest, stats: FunctionStats): Instance | Promise<Instance> {
+  private instanceFor(manifest: FunctionManifest, stats: FunctionStats, requestId: string): Instance | Promise<Instance> {
     const runtime = this.runtimeFor(manifest.runtime);
+    // The warm cache calls the factory again to scale the version out, for no call.
+    let starter: string | undefined = requestId;
     return this.pool.acquire(
       manifest,
       () => {
         stats.coldStarts++;
-        return this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.servicesFor(manifest)));
+        const attribution = starter === undefined ? undefined : { requestId: starter as string | undefined };
+        if (starter !== undefined) this.loadingFor.set(starter, attribution!);
+        starter = undefined;
+        return this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.servicesFor(manifest, attribution)));
       },
       () => this.catalog.isServing(manifest),
     );
@@ -374,13 +383,30 @@ export class Engine {
     return runtime;
   }
 
-  /** The capabilities a function's sandbox gets: its logs, guarded fetch, and sdk.invoke. */
-  private servicesFor(manifest: FunctionManifest): InstanceServices {
+  /** The call whose cold start loads an instance ended: lines of no request are that instance's own again. */
+  private loaded(requestId: string): void {
+    const attribution = this.loadingFor.get(requestId);
+    if (attribution === undefined) return;
+    attribution.requestId = undefined;
+    this.loadingFor.delete(requestId);
+  }
+
+  /**
+   * The capabilities a function's sandbox gets: its logs, guarded fetch, and sdk.invoke. Lines
+   * written while the instance loads for a call's cold start (module code, Python's import-time
+   * warnings) belong to no request in the sandbox: `attribution` gives them that call's id.
+   */
+  private servicesFor(manifest: FunctionManifest, attribution?: { requestId: string | undefined }): InstanceServices {
     const logKey = `${manifest.account}/${manifest.name}`;
     const timeoutMs = manifest.timeoutMs ?? this.limits.timeoutMs;
     return {
       hostWork: (task) => this.hostWork.run(manifest.account, task, timeoutMs),
-      log: (requestId, level, message) => this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId, level, message })),
+      log: (requestId, level, message) => {
+        const id = requestId === '' && attribution?.requestId !== undefined ? attribution.requestId : requestId;
+        // Colour codes (Hono's logger(), chalk) read as escapes in `islet logs` and boxes in the console: kept out of the logs.
+        const text = message.includes('\x1b') || message.includes('\x9b') ? stripVTControlCharacters(message) : message;
+        this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId: id, level, message: text }));
+      },
       fetch: (request, body, budget) => this.egress.fetch(request, body, budget),
       invoke: async (payload) => {
         const call = JSON.parse(payload) as { accountId: string; functionName: string; apiKey: string; body: string };

@@ -65,7 +65,7 @@ for (const runtime of ['node8', 'python2']) {
 
     const logs = await islet(['logs', name], { cwd: work, env });
     t.equal(logs.code, 0);
-    t.match(logs.stdout, /^\S+Z [0-9a-f]{32} CALL\s+POST 200 [\d.]+ us$/m, 'one line per call with its duration');
+    t.match(logs.stdout, /^\S+Z [0-9a-f]{32} CALL\s+POST 200 [\d.]+ ms handler, [\d.]+ ms total$/m, 'one line per call with its durations');
     const recent = await islet(['logs', name, '--since', '1h'], { cwd: work, env });
     t.equal(recent.stdout.trim().split('\n').length, 2, 'both calls within the last hour');
     const future = await islet(['logs', name, '--since', String(Math.floor(Date.now() / 1000) + 3600)], { cwd: work, env });

@@ -105,7 +105,7 @@ t.test('console output goes to the function logs with the request id', async (t)
   const mine = entries.filter((e) => e.requestId === requestId);
   t.match(mine.find((e) => e.level === 'info')?.message, /^hello from the log \{ n: 1 \}$/);
   t.equal(mine.find((e) => e.level === 'error')?.message, 'an error line');
-  t.match(mine.find((e) => e.level === 'call')?.message, /^GET 200 [\d.]+ us$/, 'one line per call with its duration');
+  t.match(mine.find((e) => e.level === 'call')?.message, /^GET 200 [\d.]+ ms handler, [\d.]+ ms total$/, 'one line per call with its durations');
 });
 
 t.test('web APIs inside the isolate: URL, URLSearchParams, TextEncoder/Decoder, atob/btoa, crypto, Buffer, timers', async (t) => {
