@@ -198,7 +198,11 @@ export class Engine {
       throw new ServiceError('ERR_BAD_REQUEST', 'message must be a string of at most 1,000 characters');
     }
     const runtime = this.runtimeFor(spec.runtime);
-    return this.store.deploy(accountId, spec, source, (candidate, codeDir) => runtime.validate(candidate, codeDir, this.servicesFor(candidate)), {
+    // What the check learns is kept in the manifest it checked, which the store then writes.
+    const check = async (candidate: FunctionManifest, codeDir: string) => {
+      candidate.style = (await runtime.validate(candidate, codeDir, this.servicesFor(candidate))).style;
+    };
+    return this.store.deploy(accountId, spec, source, check, {
       message: request.message || undefined,
       percent,
     });

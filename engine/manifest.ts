@@ -30,7 +30,16 @@ export interface FunctionManifest extends FunctionSpec {
   /** Relative POSIX paths of every deployed file. */
   files: string[];
   bytes: number;
+  /**
+   * How the entry is called, as the deploy's check found it: `handler(body, context)`, or a
+   * default export's `fetch(request, env, ctx)` (node8). Absent in versions deployed before islet
+   * kept it.
+   */
+  style?: HandlerStyle;
 }
+
+/** How a function's entry is called (see FunctionManifest.style). */
+export type HandlerStyle = 'handler' | 'fetch';
 
 const FUNCTION_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -150,6 +159,8 @@ export interface FunctionDescription {
   timeoutMs: number | undefined;
   memoryMb: number | undefined;
   public: boolean;
+  /** How the entry is called (undefined for versions deployed before islet kept it). */
+  style: HandlerStyle | undefined;
   /** The versions serving and their shares of the calls (in a function's description). */
   traffic?: { version: number; percent: number }[];
 }
@@ -170,6 +181,7 @@ export function describeFunction(m: FunctionManifest, traffic?: { version: numbe
     timeoutMs: m.timeoutMs,
     memoryMb: m.memoryMb,
     public: isPublicName(m.name),
+    style: m.style,
     ...(traffic ? { traffic } : {}),
   };
 }

@@ -4,7 +4,7 @@ import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { writeAnswerHeaders } from './answer';
 import { readBody, readCallHeaders } from './body';
-import { addConsolePortRoutes, addConsoleRedirect, hostNameOf } from './console-app';
+import { addConsolePortRoutes, addConsoleRedirect, addFunctionPortRoot, hostNameOf } from './console-app';
 import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
@@ -83,12 +83,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   addManagementRoutes(app, engine, counter, options.peers);
   addMetricsRoute(app, engine, options.metricsToken, options.peers);
   addLiveLogsRoute(app, engine, logsAccess(engine));
-  addConsoleRedirect(app, (host) => {
+  const consoleAt = (host: string): string | undefined => {
     if (options.consoleOrigin !== undefined) return `${options.consoleOrigin}/console/`;
     if (consolePort === undefined) return undefined;
     const name = hostNameOf(host);
     return `${name === undefined ? urlOf(consolePort) : `http://${name}:${consolePort}`}/console/`;
-  });
+  };
+  addConsoleRedirect(app, consoleAt);
+  addFunctionPortRoot(app, consoleAt);
   app.get('/healthz', (res) => {
     const state = { aborted: false };
     res.onAborted(() => (state.aborted = true));

@@ -12,7 +12,7 @@ import { installLibraries } from '../engine/isolate/libraries';
 import { IsolateInstance } from '../engine/isolate/instance';
 import { RUNTIME_FILENAME } from '../engine/sandbox/protocol';
 import { installPythonBridge, type PythonBridge } from './bridge';
-import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../engine/runtime';
+import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime, type ValidatedCode } from '../engine/runtime';
 
 export interface PythonRuntimeOptions {
   defaultTimeoutMs: number;
@@ -58,7 +58,7 @@ export class PythonRuntime implements Runtime {
     return this.load(manifest, codeDir, services, manifest.timeoutMs ?? this.options.defaultTimeoutMs);
   }
 
-  validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void> {
+  validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<ValidatedCode> {
     return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS)));
   }
 

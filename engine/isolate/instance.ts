@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import ivm from 'isolated-vm';
 import { toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
+import type { HandlerStyle } from '../manifest';
 import { checkBodySize, checkResponseHeaders, checkStatus, contentTypeOf, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
 import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, MAX_TIMERS, META_SEPARATOR, TimerOp, type TimerOpKind } from '../sandbox/protocol';
@@ -129,6 +130,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
   private readonly fireRef: ivm.Reference<unknown>;
   readonly isolate: ivm.Isolate;
   readonly services: InstanceServices;
+  /** How the entry is called, once the code has loaded (set by the runtime). */
+  style: HandlerStyle | undefined;
   /** What the host holds for this instance outside its isolate (fetch bodies, results waiting to go in). */
   readonly hostMemory: HostMemory;
 
