@@ -50,7 +50,7 @@ for (const runtime of ['node8', 'python2']) {
     t.equal(deployed.code, 0, deployed.stderr);
     t.equal(
       deployed.stdout,
-      `Deployed function ${name}\nInvoke with one of:\n  "islet invoke ${name}"\n  "curl -H X-Service-Api-Key:$(islet show apiKey) ${s.url}/v2/run/${s.accountId}/${name}"\n`,
+      `Deployed function ${name} (version 1)\nInvoke with one of:\n  islet invoke ${name}\n  curl -H "X-Service-Api-Key: $(islet show apiKey)" ${s.url}/v2/run/${s.accountId}/${name}\n`,
     );
     const invoked = await islet(['invoke', name, '--query', 'name=Ada'], { cwd: work, env });
     t.equal(invoked.stdout, '"Hello Ada!"\n');
