@@ -93,6 +93,16 @@ function run(): void {
       return texts.map((text) => ctx.measureText(text).width);
     }, labels);
     t.ok(Math.max(...widths) + 10 <= size, `the widest label (${Math.max(...widths).toFixed(1)} px) fits the axis (${size} px)`);
+    // What the eye sees, apart from what the chart says of itself: a label cut on the left has ink
+    // in the canvas's first columns (the axis's labels are right-aligned in its room, the plot after it).
+    const inkAtLeftEdge = await latency.locator('canvas').evaluate((canvas) => {
+      const c = canvas as unknown as { height: number; getContext(k: string): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } };
+      const pixels = c.getContext('2d').getImageData(0, 0, 3, c.height).data;
+      let ink = 0;
+      for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) ink++;
+      return ink;
+    });
+    t.equal(inkAtLeftEdge, 0, 'nothing is drawn at the left edge of the chart: no label runs off it');
     const figures = await page.getByTestId('figures').textContent();
     t.match(figures, /p50\d+(\.\d)? s/, 'p50 in seconds');
     const p99 = Number(/p99(\d+(?:\.\d)?) s/.exec(figures ?? '')?.[1]);
