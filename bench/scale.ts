@@ -59,7 +59,9 @@ export interface SupervisedServer {
 /** `islet serve --workers N` on a fresh data directory, as a user runs it. */
 export function startSupervised(workers: number, extraArgs: string[] = []): Promise<SupervisedServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-bench-workers-'));
-  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(ROOT, 'dist', 'supervisor', 'main.js'), '--port', '0', '--data', dataDir, '--workers', String(workers), ...extraArgs], {
+  // /healthz lists the workers for the operator only (the metrics token).
+  const token = 'bench-scale-token';
+  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(ROOT, 'dist', 'supervisor', 'main.js'), '--port', '0', '--data', dataDir, '--workers', String(workers), '--metrics-token', token, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: true,
   });
@@ -80,7 +82,7 @@ export function startSupervised(workers: number, extraArgs: string[] = []): Prom
         apiKey,
         child,
         async pids() {
-          const health = (await (await fetch(`${url}/healthz`, { headers: { connection: 'close' } })).json()) as { workers: { pid: number }[] };
+          const health = (await (await fetch(`${url}/healthz`, { headers: { connection: 'close', authorization: `Bearer ${token}` } })).json()) as { workers: { pid: number }[] };
           return [child.pid!, ...health.workers.map((w) => w.pid)];
         },
         async deploy(name, entrypoint, dir, extra = {}, as = { accountId, apiKey }) {

@@ -1,4 +1,5 @@
 import { cac } from 'cac';
+import { flagUsage, SETTINGS } from '../supervisor/settings';
 import { ServerError } from './api';
 import { create } from './commands/create';
 import { deploy } from './commands/deploy';
@@ -18,13 +19,17 @@ const { version } = require('../../package.json') as { version: string };
 
 const out = (text: string) => process.stdout.write(text);
 
+/** The `serve` options cac read, back as flags for the supervisor's parser (see supervisor/settings.ts). */
 function serveArgs(options: Record<string, unknown>): string[] {
   const args: string[] = [];
-  for (const key of ['port', 'consolePort', 'consoleOrigin', 'host', 'data', 'store', 'advertiseUrl', 'workers', 'warmMemory', 'maxWorkerRss', 'maxInstances', 'keepVersions', 'metricsToken', 'accountMaxInflight', 'accountRate', 'accountBurst'] as const) {
-    if (options[key] !== undefined) args.push(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, String(options[key]));
+  const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+  for (const setting of SETTINGS) {
+    if (setting.type === 'switch') {
+      // cac reads --no-x as x: false.
+      const on = setting.flag.startsWith('no-') ? options[camel(setting.flag.slice(3))] === false : options[camel(setting.flag)] === true;
+      if (on) args.push(`--${setting.flag}`);
+    } else if (options[camel(setting.flag)] !== undefined) args.push(`--${setting.flag}`, String(options[camel(setting.flag)]));
   }
-  if (options.allowPrivateEgress) args.push('--allow-private-egress');
-  if (options.metrics === false) args.push('--no-metrics');
   return args;
 }
 
@@ -121,25 +126,9 @@ export function buildCli() {
     .action(async (name: string, options: { number: number; concurrency: number; data?: string }) =>
       out(await perf(name, { number: Number(options.number), concurrency: Number(options.concurrency), data: options.data })));
 
-  cli.command('serve', 'Run the islet server')
-    .option('--port <port>', 'Port (default 8080, or $PORT)')
-    .option('--console-port <port>', "The web console's own port (default: the port + 1, or $ISLET_CONSOLE_PORT; 0: no console)")
-    .option('--console-origin <url>', 'Where browsers reach the console behind a proxy, as https://console.example.com (or $ISLET_CONSOLE_ORIGIN)')
-    .option('--host <host>', 'Address to listen on (default 127.0.0.1, or $HOST)')
-    .option('--data <dir>', 'Data directory (default ./.islet-data, or $ISLET_DATA)')
-    .option('--store <url>', 'postgres://… shared by several nodes (default: the data directory, or $ISLET_STORE)')
-    .option('--advertise-url <url>', 'How other nodes reach this one (logs across nodes; default http://<host>:<port>)')
-    .option('--workers <n>', 'Worker processes (default: the number of CPUs, or $ISLET_WORKERS)')
-    .option('--warm-memory <mb>', 'Memory for warm instances, all workers together (default 4096)')
-    .option('--max-worker-rss <mb>', 'A worker over this resident memory is drained and replaced')
-    .option('--max-instances <n>', 'Instances of one busy function version at most (default: the number of CPUs)')
-    .option('--allow-private-egress', "Let functions' fetch reach private and loopback addresses")
-    .option('--keep-versions <n>', 'The newest versions of each function kept, serving ones besides (default 10)')
-    .option('--metrics-token <token>', 'Bearer token that reads every metric at /metrics (or $ISLET_METRICS_TOKEN)')
-    .option('--no-metrics', 'Count nothing for /metrics and "islet stats"')
-    .option('--account-max-inflight <n>', "Calls of one account's functions running at once (default 1000)")
-    .option('--account-rate <n>', 'Calls per second of one account, over time (default: no bound)')
-    .option('--account-burst <n>', 'Calls an account may make at once above its rate (default: one second of it)')
+  const serve = cli.command('serve', 'Run the islet server');
+  for (const setting of SETTINGS) serve.option(flagUsage(setting), `${setting.help} (default: ${setting.shown}${setting.env ? `, or $${setting.env}` : ''})`);
+  serve
     // The server, the stores and the runtimes load only for the verbs that use them.
     .action(async (options: Record<string, unknown>) => (await import('../supervisor/main')).serve(serveArgs(options)));
 
@@ -150,14 +139,29 @@ export function buildCli() {
     .option('--max-inflight <n>', "account limits: calls of the account's functions running at once")
     .option('--rate <n>', 'account limits: calls per second over time (0: no bound)')
     .option('--burst <n>', 'account limits: calls at once above the rate')
+    .option('--max-functions <n>', 'account limits: functions the account may have')
+    .option('--max-code-mb <mb>', "account limits: code the account may keep (its functions' kept versions, unpacked)")
+    .option('--max-log-mb <mb>', 'account limits: log files the account may keep on a node')
+    .option('--keep-versions <n>', "account limits: the newest versions of each of its functions kept, serving ones besides")
     .option('--reset', "account limits: back to the server's defaults")
-    .action(async (action: string, id: string | undefined, options: { data: string; store?: string; json?: boolean; maxInflight?: string; rate?: string; burst?: string; reset?: boolean }) => {
+    .action(async (action: string, id: string | undefined, options: { data: string; store?: string; json?: boolean; reset?: boolean } & Record<'maxInflight' | 'rate' | 'burst' | 'maxFunctions' | 'maxCodeMb' | 'maxLogMb' | 'keepVersions', unknown>) => {
       const where = { dataDir: String(options.data), storeUrl: options.store ?? (process.env.ISLET_STORE || undefined) };
       const account = await import('./commands/account');
       if (action === 'create') return out(await account.createAccount(where, Boolean(options.json)));
       if (action === 'limits') {
         const text = (v: unknown) => (v === undefined ? undefined : String(v));
-        return out(await account.accountLimits(where, text(id), { maxInflight: text(options.maxInflight), rate: text(options.rate), burst: text(options.burst), reset: options.reset }));
+        return out(
+          await account.accountLimits(where, text(id), {
+            maxInflight: text(options.maxInflight),
+            rate: text(options.rate),
+            burst: text(options.burst),
+            maxFunctions: text(options.maxFunctions),
+            maxCodeMb: text(options.maxCodeMb),
+            maxLogMb: text(options.maxLogMb),
+            keepVersions: text(options.keepVersions),
+            reset: options.reset,
+          }),
+        );
       }
       throw new CliError(`account ${action}: unknown action (expected "account create" or "account limits <id>")`);
     });

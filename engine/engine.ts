@@ -1,10 +1,14 @@
 import { stripVTControlCharacters } from 'node:util';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { clientError, errorResponse, responseHeaders } from './error-answer';
 import { checkNodeFlags, enableIsolateFeatures } from './node-flags';
 import { HeldRefusals } from './held-refusals';
 import { HostWorkPool } from './host-work/pool';
+import { LogBudget } from './capabilities/console/log-budget';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
 import { ServiceError } from './errors';
-import { Egress } from './egress';
+import { Egress } from './capabilities/fetch/egress';
 import { DEFAULT_LIMITS, type Limits } from './limits';
 import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
 import { describeFunction, isFunctionName, isPublicName, validateSpec, type FunctionDescription, type FunctionManifest, type RuntimeName } from './manifest';
@@ -14,12 +18,16 @@ import { logObserver, metricsObserver, observers, type CallObserver } from './ob
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
 import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
+import { isBodyStream, readWhole, watchStream, type BodyStream } from './body-stream';
 import type { BundleSource } from './bundle';
 import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
 import { History } from './stats/history';
 import { Catalog } from './store/catalog';
+import { functionsExceeded, type DeployQuota } from './store/quota';
 import type { ApiKeyRecord, NewAccount, Store, StoreHealth } from './store/store';
 import { checkPercent } from './store/traffic';
+
+export { clientError, errorResponse, responseHeaders };
 
 /** What the engine gives a runtime it creates: the limits, and where to report its instances' deaths and sizes. */
 export interface RuntimeContext {
@@ -47,6 +55,8 @@ export interface EngineOptions {
   limits?: Partial<Limits>;
   /** Let functions' fetch reach private and loopback addresses (default false). */
   allowPrivateEgress?: boolean;
+  /** Where uploads wait while they arrive (deploy bundles): the data directory's staging area (default: a folder of the OS's temp directory). */
+  stagingDir?: string;
   /**
    * Count every function's calls for `/metrics`, `islet stats` and their recent history (default
    * true). Off, a call is only logged.
@@ -78,13 +88,17 @@ export interface InvokeRequest {
 export interface InvokeResponse {
   status: number;
   headers: Record<string, string>;
-  body: string | Uint8Array;
+  /** The whole body, or one the function streams (its reader must read it to its end, or cancel it). */
+  body: string | Uint8Array | BodyStream;
   requestId: string;
   /** Microseconds spent in the handler. */
   durationUs: number;
   /** The function version that answered (X-Service-Version); absent when no version was chosen. */
   version?: number;
 }
+
+/** An answer whose body is whole (not streamed). */
+export type WholeResponse = Omit<InvokeResponse, 'body'> & { body: string | Uint8Array };
 
 export interface EngineStats extends PoolStats {
   store: StoreHealth;
@@ -103,6 +117,8 @@ export interface EngineStats extends PoolStats {
 export class Engine {
   readonly limits: Limits;
   readonly catalog: Catalog;
+  /** Where uploads wait while they arrive (deploy bundles, written as they come). */
+  readonly stagingDir: string;
   readonly logs: LogStore;
   /** Keys, scopes and each account's share: asked by calls and by the management API. */
   readonly admission: Admission;
@@ -115,6 +131,8 @@ export class Engine {
   readonly pool: WarmPool;
   readonly keyUses: KeyUseRecorder;
   private readonly heldRefusals: HeldRefusals;
+  /** Each account's share of the log text the server takes per second. */
+  private readonly logBudget: LogBudget;
   /** Versions, traffic and keys (the management API's operations besides deploy and remove). */
   readonly manage: Management;
   readonly history: History | undefined;
@@ -129,6 +147,7 @@ export class Engine {
 
   private constructor(options: EngineOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.stagingDir = options.stagingDir ?? path.join(tmpdir(), 'islet-staging');
     this.store = options.store;
     this.logs = options.logs;
     this.logReader = options.logReader ?? options.logs;
@@ -145,14 +164,18 @@ export class Engine {
       (accountId) => this.admission?.accountChanged(accountId),
     );
     this.admission = new Admission(this.catalog, this.limits);
+    // Each process holds its share of every account's log quota, as of its calls.
+    this.logs.limitAccounts((account) => Math.floor((this.catalog.account(account)?.limits?.maxLogBytes ?? this.limits.accountMaxLogBytes) * this.limits.accountShare));
     this.keyUses = new KeyUseRecorder(this.catalog, this.store);
     this.heldRefusals = new HeldRefusals(this.limits.refusalHoldMs, this.limits.accountMaxInFlight);
+    this.logBudget = new LogBudget(this.limits.accountLogCharsPerSec, 4 * this.limits.accountLogCharsPerSec);
     this.manage = new Management(this.store, this.catalog, this.keyUses);
     this.egress = new Egress({
       allowPrivate: options.allowPrivateEgress ?? false,
       selfPorts: () => this.selfPorts,
       maxResponseBytes: this.limits.responseBodyBytes,
       timeoutMs: this.limits.maxTimeoutMs,
+      accountBytesPerSec: this.limits.accountEgressBytesPerSec,
     });
     this.hostWork = new HostWorkPool({ threads: this.limits.hostWorkThreads });
     const context: RuntimeContext = {
@@ -198,6 +221,11 @@ export class Engine {
       throw new ServiceError('ERR_BAD_REQUEST', 'message must be a string of at most 1,000 characters');
     }
     const runtime = this.runtimeFor(spec.runtime);
+    const own = this.catalog.account(accountId)?.limits ?? {};
+    const quota: DeployQuota = { maxFunctions: own.maxFunctions ?? this.limits.accountMaxFunctions, maxCodeBytes: own.maxCodeBytes ?? this.limits.accountMaxCodeBytes };
+    // One function too many is refused before its bundle is unpacked; the store checks again, under the account's lock.
+    const functions = this.catalog.list(accountId).length;
+    if (!this.catalog.function(accountId, spec.name) && functions >= quota.maxFunctions) throw functionsExceeded(accountId, functions, quota.maxFunctions);
     // What the check learns is kept in the manifest it checked, which the store then writes.
     const check = async (candidate: FunctionManifest, codeDir: string) => {
       candidate.style = (await runtime.validate(candidate, codeDir, this.servicesFor(candidate))).style;
@@ -205,6 +233,8 @@ export class Engine {
     return this.store.deploy(accountId, spec, source, check, {
       message: request.message || undefined,
       percent,
+      quota,
+      keepVersions: own.keepVersions === undefined ? undefined : Math.max(1, Math.floor(own.keepVersions)),
     });
   }
 
@@ -251,8 +281,20 @@ export class Engine {
   }
 
   /** The invocation contract of SPEC §2: auth order, lookup, limits, the handler, error shapes. */
-  invoke(request: InvokeRequest): Promise<InvokeResponse> {
-    return new Promise((resolve) => this.dispatch(request, resolve));
+  /**
+   * `dispatch` for callers that take an answer whole (sdk.invoke, tests): a streamed body is read to
+   * its end, up to the response body limit (past it, or when the stream fails, the answer is the
+   * error).
+   */
+  invoke(request: InvokeRequest): Promise<WholeResponse> {
+    return new Promise<InvokeResponse>((resolve) => this.dispatch(request, resolve)).then(async (res) => {
+      if (!isBodyStream(res.body)) return res as WholeResponse;
+      try {
+        return { ...res, body: await readWhole(res.body, this.limits.responseBodyBytes) };
+      } catch (err) {
+        return errorResponse(err, res.requestId, res.durationUs, res.version);
+      }
+    });
   }
 
   /**
@@ -338,14 +380,33 @@ export class Engine {
     const done = (outcome: CallOutcome) => {
       const now = performance.now();
       const durationUs = started === 0 ? 0 : (now - started) * 1000;
+      const waitedUs = waitingSince === 0 ? durationUs : (now - waitingSince) * 1000;
+      if (outcome.ok && isBodyStream(outcome.response.body)) {
+        // Answered now, over when its stream ends: counted, logged and measured then.
+        const { status, headers } = outcome.response;
+        const begun = started === 0 ? now : started;
+        const body = watchStream(outcome.response.body, begun, (end) => {
+          stats.inflight--;
+          gate.inflight--;
+          const totalUs = (performance.now() - (waitingSince === 0 ? begun : waitingSince)) * 1000;
+          this.observer.callEnded(stats, manifest, requestId, request.method, end.error?.status ?? status, end.error, (performance.now() - begun) * 1000, totalUs);
+        });
+        respond({ status, headers, body, requestId, durationUs, version: manifest.version });
+        return;
+      }
       stats.inflight--;
       gate.inflight--;
       if (waitingSince !== 0) this.loaded(requestId);
-      const error = outcome.ok ? undefined : outcome.error;
-      const status = outcome.ok ? outcome.response.status : outcome.error.status;
-      this.observer.callEnded(stats, manifest, requestId, request.method, status, error, durationUs, waitingSince === 0 ? durationUs : (now - waitingSince) * 1000);
-      if (!outcome.ok) respond(errorResponse(outcome.error, requestId, durationUs, manifest.version));
-      else respond({ status, headers: outcome.response.headers, body: outcome.response.body, requestId, durationUs, version: manifest.version });
+      if (outcome.ok) {
+        const { status, headers, body } = outcome.response;
+        this.observer.callEnded(stats, manifest, requestId, request.method, status, undefined, durationUs, waitedUs);
+        respond({ status, headers, body, requestId, durationUs, version: manifest.version });
+        return;
+      }
+      // The function's own logs get what its caller gets: never a host path or host error text.
+      const error = clientError(outcome.error, requestId);
+      this.observer.callEnded(stats, manifest, requestId, request.method, error.status, error, durationUs, waitedUs);
+      respond(errorResponse(error, requestId, durationUs, manifest.version));
     };
     const start = (instance: Instance) => {
       started = performance.now();
@@ -355,12 +416,12 @@ export class Engine {
     try {
       acquired = this.instanceFor(manifest, stats, requestId);
     } catch (err) {
-      done({ ok: false, error: asServiceError(err) });
+      done({ ok: false, error: clientError(err, requestId) });
       return;
     }
     if (acquired instanceof Promise) {
       waitingSince = performance.now();
-      acquired.then(start, (err: unknown) => done({ ok: false, error: asServiceError(err) }));
+      acquired.then(start, (err: unknown) => done({ ok: false, error: clientError(err, requestId) }));
     } else start(acquired);
   }
 
@@ -409,25 +470,26 @@ export class Engine {
         const id = requestId === '' && attribution?.requestId !== undefined ? attribution.requestId : requestId;
         // Colour codes (Hono's logger(), chalk) read as escapes in `islet logs` and boxes in the console: kept out of the logs.
         const text = message.includes('\x1b') || message.includes('\x9b') ? stripVTControlCharacters(message) : message;
-        this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId: id, level, message: text }));
+        if (this.logBudget.take(manifest.account, text.length)) this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId: id, level, message: text }));
+        else this.logs.countDropped(logKey);
       },
-      fetch: (request, body, budget) => this.egress.fetch(request, body, budget),
-      invoke: async (payload) => {
-        const call = JSON.parse(payload) as { accountId: string; functionName: string; apiKey: string; body: string };
+      fetch: (request, body, budget) => this.egress.fetch(request, body, budget, manifest.account),
+      // sdk.invoke (engine/capabilities/invoke): a POST of the body as JSON.
+      invoke: async (call) => {
         const res = await this.invoke({
-          accountId: String(call.accountId),
-          functionName: String(call.functionName),
-          apiKey: call.apiKey ? String(call.apiKey) : undefined,
+          accountId: call.accountId,
+          functionName: call.functionName,
+          apiKey: call.apiKey || undefined,
           method: 'POST',
           path: '/',
           rawQuery: '',
           headers: { 'content-type': 'application/json' },
-          body: Buffer.from(String(call.body ?? ''), 'utf8'),
+          body: Buffer.from(call.body, 'utf8'),
         });
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(responseHeaders(res))) headers[name.toLowerCase()] = value;
         const body = typeof res.body === 'string' ? res.body : Buffer.from(res.body).toString('utf8');
-        return JSON.stringify({ statusCode: res.status, headers, body });
+        return { statusCode: res.status, headers, body };
       },
     };
   }
@@ -449,32 +511,4 @@ function tellCaller(headers: Record<string, string>, caller: ApiKeyRecord | unde
   if (caller === undefined) return;
   headers[CALLER_KEY_NAME] = caller.name;
   headers[CALLER_KEY_SCOPE] = caller.scope;
-}
-
-/** All headers of a response as the client receives them, the X-Service-* ones included. */
-export function responseHeaders(res: InvokeResponse): Record<string, string> {
-  return {
-    ...res.headers,
-    'X-Service-Request-ID': res.requestId,
-    'X-Service-Duration-Usecs': res.durationUs.toFixed(3),
-    ...(res.version === undefined ? {} : { 'X-Service-Version': String(res.version) }),
-  };
-}
-
-function asServiceError(err: unknown): ServiceError {
-  return err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', `internal error: ${(err as Error)?.message ?? String(err)}`);
-}
-
-/**
- * The JSON error body of SPEC §2: `{errorCode, message, requestId}` plus details (the user's
- * `stack`; a deploy error's `key`, `file`, `line`; a rate limit's `retryAfter`, also sent as the
- * Retry-After header).
- */
-export function errorResponse(err: unknown, requestId: string, durationUs: number, version?: number): InvokeResponse {
-  if (!(err instanceof ServiceError)) console.error(`[islet] internal error in request ${requestId}:`, err);
-  const error = asServiceError(err);
-  const body: Record<string, unknown> = { errorCode: error.code, message: error.message, requestId, ...error.details };
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (typeof error.details?.retryAfter === 'number') headers['retry-after'] = String(error.details.retryAfter);
-  return { status: error.status, headers, body: JSON.stringify(body), requestId, durationUs, version };
 }

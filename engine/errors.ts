@@ -16,7 +16,9 @@ export type ErrorCode =
   | 'ERR_STORE_UNAVAILABLE'
   | 'ERR_FORBIDDEN'
   | 'ERR_RATE_LIMITED'
-  | 'ERR_CONFLICT';
+  | 'ERR_CONFLICT'
+  | 'ERR_QUOTA_EXCEEDED'
+  | 'ERR_CLIENT_GONE';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   ERR_NO_KEY: 401,
@@ -36,6 +38,12 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   ERR_FORBIDDEN: 403,
   ERR_RATE_LIMITED: 429,
   ERR_CONFLICT: 409,
+  // 403, not 413 (a one-line deploy can be over the function count) nor 507 (a 5xx says the server
+  // failed, and clients and proxies retry those): the account must remove something first.
+  ERR_QUOTA_EXCEEDED: 403,
+  // Never sent (the client is gone): what a call's log line and metrics say of a streamed answer its
+  // client left before its end (nginx's 499).
+  ERR_CLIENT_GONE: 499,
 };
 
 /** An error that is part of islet's contract: it carries a code and becomes a JSON error response. */

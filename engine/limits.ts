@@ -24,6 +24,18 @@ export interface Limits {
   accountRatePerSec: number;
   /** Calls the bucket holds for a burst (0: one second's worth of the rate). */
   accountBurst: number;
+  /** Functions one account may have (an account's own limits override it). */
+  accountMaxFunctions: number;
+  /**
+   * Bytes of code one account may keep: the unpacked files of every kept version of all its
+   * functions (an account's own limits override it).
+   */
+  accountMaxCodeBytes: number;
+  /**
+   * Bytes of log files one account may keep on one node, all its functions and workers together;
+   * past it the account's oldest log files are deleted (an account's own limits override it).
+   */
+  accountMaxLogBytes: number;
   /**
    * An ERR_RATE_LIMITED refusal is answered after this long (ms), so that a client sending again
    * at once cannot take the HTTP thread from other accounts (0: at once).
@@ -55,6 +67,13 @@ export interface Limits {
    * from libuv's pool; each account may hold half of them at once (engine/host-work/pool.ts).
    */
   hostWorkThreads: number;
+  /**
+   * Characters of log text each account's functions may hand this process per second (four
+   * seconds' worth at once); past it their lines are dropped and counted (engine/capabilities/console/log-budget.ts).
+   */
+  accountLogCharsPerSec: number;
+  /** Response bytes each account's fetches may read per second in this process (as much at once); past it they read more slowly (engine/capabilities/fetch/egress.ts). */
+  accountEgressBytesPerSec: number;
 }
 
 const MiB = 1024 * 1024;
@@ -72,6 +91,12 @@ export const DEFAULT_LIMITS: Limits = {
   accountMaxInFlight: 1000,
   accountRatePerSec: 0,
   accountBurst: 0,
+  // Cloudflare's paid plan allows 500 Workers per account; a self-hosted server's operator sets its own.
+  accountMaxFunctions: 1000,
+  // Ten kept versions of a 100 MB function, or forty of a 25 MB one.
+  accountMaxCodeBytes: 1024 * MiB,
+  // 32 functions' full logs (each keeps about 2 MB: a 1 MB file and the one rotated before it).
+  accountMaxLogBytes: 64 * MiB,
   refusalHoldMs: 100,
   accountShare: 1,
   maxWarmInstances: 2000,
@@ -80,4 +105,6 @@ export const DEFAULT_LIMITS: Limits = {
   maxWarmMemoryMb: 4096,
   pythonSpare: true,
   hostWorkThreads: 2,
+  accountLogCharsPerSec: 1024 * 1024,
+  accountEgressBytesPerSec: 16 * MiB,
 };

@@ -1,6 +1,8 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { containedPath } from './contained-path';
 import { LogArena, type DrainedLog } from './log-arena';
+import { AccountLogBytes } from './log-quota';
 
 /**
  * One line of a function's logs: console output, the summary of a call (`level: 'call'`), or a
@@ -65,7 +67,8 @@ export interface LogStoreOptions {
 
 /**
  * Per-function logs, kept on disk as JSON lines: `logs/<account>/<name>.log` plus one rotated
- * `.log.1`, so each function keeps at most ~2 MB per writing process. Writes are batched and appended every 250 ms
+ * `.log.1`, so each function keeps at most ~2 MB per writing process, and each account its share
+ * of its log quota (`limitAccounts`). Writes are batched and appended every 250 ms
  * (sooner when 8 MB are pending); a function's burst beyond what fits one file drops the oldest
  * lines of its batch and records how many. One batch is written at a time, several files at once;
  * when the disk falls behind, lines wait in the arena, and those that do not fit there are
@@ -96,6 +99,9 @@ export class LogStore implements LogReader {
 
   private readonly suffix: string;
   private readonly perKeyLimit: number;
+  /** Each account's share of its log quota in this process, in bytes (undefined: no bound). */
+  private shareOf: ((account: string) => number | undefined) | undefined;
+  private readonly accountBytes: AccountLogBytes;
 
   constructor(
     dataDir: string,
@@ -106,6 +112,23 @@ export class LogStore implements LogReader {
     this.perKeyLimit = Math.min(BATCH_LIMIT_BYTES, arenaBytes);
     this.pending = new LogArena(arenaBytes, this.perKeyLimit);
     this.suffix = options.writer === undefined ? '.log' : `.${options.writer}.log`;
+    const own = new RegExp(`^[^.]+${this.suffix.replace(/\./g, '\\.')}(\\.1)?$`);
+    this.accountBytes = new AccountLogBytes(this.root, (file) => own.test(file));
+  }
+
+  /**
+   * Holds every account's log files to `shareOf(account)` bytes in this process (its part of the
+   * account's quota): past it, the account's oldest files are deleted, and each file is rotated at
+   * half of it at most.
+   */
+  limitAccounts(shareOf: (account: string) => number | undefined): void {
+    this.shareOf = shareOf;
+  }
+
+  /** Counts a line of `key` (`account/name`) that was dropped before it got here; its next batch says how many. */
+  countDropped(key: string): void {
+    this.overflow.set(this.idOf(key), (this.overflow.get(this.idOf(key)) ?? 0) + 1);
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
   append(account: string, name: string, entry: LogEntry): void {
@@ -117,16 +140,7 @@ export class LogStore implements LogReader {
    * `account/name` (on the call path: a key string kept by the caller is hashed only once).
    */
   appendLine(key: string, line: string): void {
-    let id = this.keyIds.get(key);
-    if (id === undefined) {
-      id = this.keys.push(key) - 1;
-      this.keyIds.set(key, id);
-      if (id >= this.pendingBytes.length) {
-        const grown = new Float64Array(this.pendingBytes.length * 2);
-        grown.set(this.pendingBytes);
-        this.pendingBytes = grown;
-      }
-    }
+    const id = this.idOf(key);
     const bytes = line.length + 1;
     if (this.pendingBytes[id]! + bytes > this.perKeyLimit) {
       this.overflow.set(id, (this.overflow.get(id) ?? 0) + 1);
@@ -161,6 +175,21 @@ export class LogStore implements LogReader {
       return this.drainNow();
     });
     return this.queued;
+  }
+
+  /** The number the arena knows a function's lines by. */
+  private idOf(key: string): number {
+    let id = this.keyIds.get(key);
+    if (id === undefined) {
+      id = this.keys.push(key) - 1;
+      this.keyIds.set(key, id);
+      if (id >= this.pendingBytes.length) {
+        const grown = new Float64Array(this.pendingBytes.length * 2);
+        grown.set(this.pendingBytes);
+        this.pendingBytes = grown;
+      }
+    }
+    return id;
   }
 
   /** Takes the pending lines and writes them, several files at once (only when no write is in progress). */
@@ -217,38 +246,50 @@ export class LogStore implements LogReader {
     const key = `${account}/${name}`;
     await this.flush();
     this.sizes.delete(key);
+    this.accountBytes.forget(account);
     for (const file of await this.filesOf(account, name)) await fsp.rm(file, { force: true });
   }
 
   /** The function's log files of every writer, each rotated one before the current one. */
   async filesOf(account: string, name: string): Promise<string[]> {
+    const dir = containedPath(this.root, account);
     let names: string[];
     try {
-      names = await fsp.readdir(path.join(this.root, account));
+      names = await fsp.readdir(dir);
     } catch {
       return [];
     }
     // Function names have no dots: `<name>.log`, `<name>.<writer>.log`, and `.1` after either.
     const own = names.filter((f) => f.startsWith(`${name}.`) && /^\.(\d+\.)?log(\.1)?$/.test(f.slice(name.length))).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-    return own.map((f) => path.join(this.root, account, f));
+    return own.map((f) => containedPath(dir, f));
   }
 
+  /** `<root>/<account>/<name><suffix>` for the key `account/name`. */
   private file(key: string): string {
-    return path.join(this.root, `${key}${this.suffix}`);
+    const slash = key.indexOf('/');
+    return containedPath(this.root, key.slice(0, slash), `${key.slice(slash + 1)}${this.suffix}`);
   }
 
   private async write(key: string, batch: DrainedLog): Promise<void> {
-    let data = batch.data;
-    this.droppedLines += batch.dropped;
-    if (batch.dropped) {
-      const notice = JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${batch.dropped} log lines dropped (more than fit in ${FLUSH_MS} ms, or the disk fell behind)` });
+    const account = key.slice(0, key.indexOf('/'));
+    const share = this.shareOf?.(account);
+    const fileLimit = share === undefined ? FILE_LIMIT_BYTES : AccountLogBytes.fileLimit(share, FILE_LIMIT_BYTES);
+    let { data, dropped } = batch;
+    if (data.length > fileLimit - 512) ({ data, dropped } = newestLines(data, fileLimit - 512, dropped));
+    this.droppedLines += dropped;
+    if (dropped) {
+      const notice = JSON.stringify({ t: Date.now(), requestId: '', level: 'warn', message: `${dropped} log lines dropped (more than fit in ${FLUSH_MS} ms, or the disk fell behind)` });
       data = Buffer.concat([data, Buffer.from(`${notice}\n`)]);
     }
-    const file = this.file(key);
     try {
+      const file = this.file(key);
+      if (share !== undefined) await this.accountBytes.total(account);
+      let added = data.length;
       let size = this.sizes.get(key);
       if (size === undefined) size = await fsp.stat(file).then((s) => s.size, () => 0);
-      if (size + data.length > FILE_LIMIT_BYTES) {
+      if (size + data.length > fileLimit) {
+        // The rotated file the rename replaces no longer counts.
+        if (share !== undefined) added -= await fsp.stat(`${file}.1`).then((s) => s.size, () => 0);
         await fsp.rename(file, `${file}.1`).catch(() => undefined);
         size = 0;
       }
@@ -261,10 +302,28 @@ export class LogStore implements LogReader {
         await fsp.appendFile(file, data);
       });
       this.sizes.set(key, size + data.length);
+      if (share !== undefined) {
+        this.accountBytes.add(account, added);
+        if ((await this.accountBytes.total(account)) > share) {
+          for (const gone of await this.accountBytes.trim(account, share, file)) {
+            const name = path.basename(gone);
+            if (name.endsWith(this.suffix)) this.sizes.delete(`${account}/${name.slice(0, -this.suffix.length)}`);
+          }
+        }
+      }
     } catch {
       // Logs are best effort: a full disk must not fail invocations.
     }
   }
+}
+
+/** The newest whole lines of `data` that fit in `max` bytes, and how many were left out (besides `dropped`). */
+function newestLines(data: Buffer, max: number, dropped: number): { data: Buffer; dropped: number } {
+  let cut = data.indexOf(10, data.length - max - 1) + 1;
+  if (cut === 0) cut = data.length;
+  let left = 0;
+  for (let i = data.indexOf(10); i !== -1 && i < cut; i = data.indexOf(10, i + 1)) left++;
+  return { data: data.subarray(cut), dropped: dropped + left };
 }
 
 /** Rotated files (`.1`) before current ones, so that one writer's lines stay in order. */

@@ -19,8 +19,7 @@ export function readBody(
     onTooLarge();
     return;
   }
-  const hasBody = (declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined;
-  if (!hasBody) {
+  if (!hasBody(headers)) {
     onBody(EMPTY);
     return;
   }
@@ -39,6 +38,12 @@ export function readBody(
     chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) onBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
   });
+}
+
+/** Whether a request declares a body (Content-Length over 0, or chunked). */
+export function hasBody(headers: Record<string, string>): boolean {
+  const declared = headers['content-length'];
+  return (declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined;
 }
 
 /** Reads every header of a uWS request (names arrive lower-case; repeats are joined with `, `). */

@@ -1,5 +1,5 @@
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, responseHeaders, type Engine } from '../engine/engine';
+import { clientError, errorResponse, responseHeaders, type Engine } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { LogFollower } from '../engine/log-follow';
 import { OtherNodesFollower } from '../engine/log-follow-nodes';
@@ -7,6 +7,7 @@ import type { LogEntry } from '../engine/logs';
 import { newRequestId } from '../engine/request-id';
 import { readHeaders } from './body';
 import { closeConnections, writeHead, writeResponse, type ResponseState } from './respond';
+import { routeNames } from './route-names';
 
 /** How often the log files are looked at for new lines (they are written every 250 ms). */
 const POLL_MS = 400;
@@ -51,9 +52,11 @@ export function logsAccess(engine: Engine): LogsAccess {
  * send the key header), not EventSource (which cannot).
  */
 export function addLiveLogsRoute(app: TemplatedApp, engine: Engine, access: LogsAccess): void {
-  app.get('/v2/accounts/:account/functions/:name/logs/live', (res, req) => {
-    const account = req.getParameter(0) ?? '';
-    const name = safeDecode(req.getParameter(1) ?? '');
+  const route = '/v2/accounts/:account/functions/:function/logs/live';
+  const readNames = routeNames(route);
+  app.get(route, (res, req) => {
+    const names = readNames(req);
+    const { account, name } = names;
     const key = readHeaders(req)['x-service-api-key'];
     const query = new URLSearchParams(req.getQuery() ?? '');
     const state: ResponseState = { aborted: false };
@@ -67,6 +70,7 @@ export function addLiveLogsRoute(app: TemplatedApp, engine: Engine, access: Logs
       writeResponse(res, state, response.status, responseHeaders(response), response.body, false);
     };
     try {
+      names.check();
       access(account, name, key);
       if (open >= MAX_STREAMS) throw new ServiceError('ERR_OVERLOADED', `this server already streams ${MAX_STREAMS} live logs; try again later`);
     } catch (err) {
@@ -144,7 +148,7 @@ class LiveStream {
         try {
           this.recheck();
         } catch (err) {
-          const error = err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', String(err));
+          const error = clientError(err, newRequestId());
           return this.end(`event: end\ndata: ${JSON.stringify({ errorCode: error.code, message: error.message })}\n\n`);
         }
       }
@@ -210,12 +214,4 @@ function events(entries: LogEntry[]): string {
 function clampInt(text: string | null, fallback: number, min: number, max: number): number {
   const n = text === null ? fallback : Math.floor(Number(text));
   return Number.isFinite(n) ? Math.max(min, Math.min(max, n)) : fallback;
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import type { Registry } from 'prom-client';
 import { errorResponse, responseHeaders, type Engine } from '../engine/engine';
@@ -6,6 +5,7 @@ import { ServiceError } from '../engine/errors';
 import { catastrophes } from '../engine/isolate/instance';
 import { newRequestId } from '../engine/request-id';
 import { DURATION_BOUNDS_S, ERROR_CODES } from '../engine/stats/function-stats';
+import { isMetricsToken } from './bearer';
 import type { Peers } from './peers';
 import { writeResponse } from './respond';
 
@@ -29,7 +29,7 @@ export function addMetricsRoute(app: TemplatedApp, engine: Engine, token: string
     const requestId = newRequestId();
     const answer = async (): Promise<string> => {
       if (!engine.history) throw new ServiceError('ERR_NOT_FOUND', 'this server counts no metrics (it was started with --no-metrics)');
-      if (token && authorization.startsWith('Bearer ') && sameText(authorization.slice(7), token)) return render(engine, undefined, peers);
+      if (isMetricsToken(authorization, token)) return render(engine, undefined, peers);
       if (apiKey) {
         const { accountId } = engine.admission.identify(apiKey);
         engine.admission.authorize(accountId, apiKey, 'admin');
@@ -45,12 +45,6 @@ export function addMetricsRoute(app: TemplatedApp, engine: Engine, token: string
       },
     );
   });
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 type Prom = typeof import('prom-client');

@@ -1,16 +1,19 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { isBodyStream } from '../engine/body-stream';
 import { Engine, errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { writeAnswerHeaders } from './answer';
 import { readBody, readCallHeaders } from './body';
 import { addConsolePortRoutes, addConsoleRedirect, addFunctionPortRoot, hostNameOf } from './console-app';
+import { addHealthRoute } from './health';
 import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
 import { ActiveCounter, quiet } from './in-flight';
-import { closeConnections, statusLine, writeBody, writeResponse, type ResponseState } from './respond';
+import { closeConnections, statusLine, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
+import { writeStream } from './stream-answer';
 import { loadUws, type Uws } from './uws';
 
 export interface ServerOptions {
@@ -18,9 +21,9 @@ export interface ServerOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  /** More for `/healthz` (a worker adds its siblings). */
+  /** More for `/healthz`, as the operator sees it (a worker adds its siblings). */
   health?: () => Promise<Record<string, unknown>>;
-  /** The bearer token that reads every metric at `/metrics` (without it, only accounts' admin keys read theirs). */
+  /** The bearer token that reads every metric at `/metrics` and everything of `/healthz` (without it, accounts' admin keys read their own). */
   metricsToken?: string;
   /** The other workers on the port: `/metrics` and function stats add their figures up. */
   peers?: Peers;
@@ -91,20 +94,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
   addConsoleRedirect(app, consoleAt);
   addFunctionPortRoot(app, consoleAt);
-  app.get('/healthz', (res) => {
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
-    const own = { status: 'ok', ...engine.stats() };
-    const answer = (extra: Record<string, unknown>) => writeResponse(res, state, 200, { 'content-type': 'application/json' }, JSON.stringify({ ...own, ...extra }), false);
-    if (!options.health) answer({});
-    else options.health().then(answer, (err: unknown) => answer({ healthError: (err as Error).message }));
-  });
+  addHealthRoute(app, engine, options.metricsToken, options.health);
   app.any('/*', (res, req) => {
     const head = req.getMethod() === 'head';
     const url = req.getUrl();
     const state = { aborted: false };
     res.onAborted(() => (state.aborted = true));
-    send(res, state, errorResponse(new ServiceError('ERR_NOT_FOUND', `no route for ${url}`), newRequestId(), 0), head);
+    send(res, state, errorResponse(new ServiceError('ERR_NOT_FOUND', `no route for ${url}`), newRequestId(), 0), head, () => undefined);
   });
 
   const main = await listen(uws, app, options.host, options.port, 'the port');
@@ -155,13 +151,25 @@ function listen(uws: Uws, app: TemplatedApp, host: string, port: number, what: s
   });
 }
 
-/** Writes an invocation's response with its `X-Service-*` headers (http/answer.ts). */
-function send(res: HttpResponse, state: ResponseState, response: InvokeResponse, head: boolean): void {
-  if (state.aborted) return;
+/**
+ * Writes an invocation's response with its `X-Service-*` headers (http/answer.ts); `done` once it is
+ * written (a streamed body, when it ends).
+ */
+function send(res: HttpResponse, state: ResponseState, response: InvokeResponse, head: boolean, done: () => void): void {
+  const body = response.body;
+  if (state.aborted) {
+    if (isBodyStream(body)) body.cancel('the client closed the connection');
+    done();
+    return;
+  }
   res.cork(() => {
     res.writeStatus(statusLine(response.status));
     writeAnswerHeaders(res, response);
-    writeBody(res, state, response.body, head);
+    if (isBodyStream(body)) writeStream(res, state, body, head, done);
+    else {
+      writeBody(res, state, body, head);
+      done();
+    }
   });
 }
 
@@ -201,20 +209,20 @@ function safeDecode(segment: string): string {
 function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest, counter: ActiveCounter): void {
   const call = readCall(req);
   const state: ResponseState = { aborted: false };
-  res.onAborted(() => (state.aborted = true));
+  res.onAborted(() => {
+    state.aborted = true;
+    state.onAbort?.();
+  });
   const head = call.method === 'HEAD';
   const limit = engine.limits.requestBodyBytes;
   counter.begin();
+  const end = () => counter.end();
   const tooLarge = () => {
     const response = errorResponse(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${limit} bytes`), newRequestId(), 0);
-    send(res, state, { ...response, headers: { ...response.headers, connection: 'close' } }, head);
-    counter.end();
+    send(res, state, { ...response, headers: { ...response.headers, connection: 'close' } }, head, end);
   };
   readBody(res, call.headers, limit, (body) => {
     call.body = body;
-    engine.dispatch(call, (response) => {
-      send(res, state, response, head);
-      counter.end();
-    });
+    engine.dispatch(call, (response) => send(res, state, response, head, end));
   }, tooLarge);
 }

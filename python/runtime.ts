@@ -132,7 +132,7 @@ export class PythonRuntime implements Runtime {
   /** Boots Pyodide from the memory snapshot in a new isolate; no user code runs here. */
   private async boot(memoryMb: number): Promise<BlankIsolate> {
     const assets = await this.loadAssets();
-    const bridge: PythonBridge = { target: undefined, timeoutMs: 0, codeDir: undefined, files: new Set() };
+    const bridge: PythonBridge = { target: undefined, timeoutMs: 0, files: undefined };
     // The interpreter's memory is WebAssembly memory, which isolated-vm does not count: the sandbox
     // caps it at the function's memory. The isolate's own limit covers the JS side and the copies.
     const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
@@ -182,7 +182,7 @@ export class PythonRuntime implements Runtime {
       // The files' names and sizes: their bytes are read from the host when the sandbox first needs them.
       const sizes = await Promise.all(manifest.files.map(async (rel) => [rel, (await fsp.stat(path.join(codeDir, rel))).size] as const));
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, runtime: manifest.runtime });
-      Object.assign(blank.bridge as PythonBridge, { timeoutMs, codeDir, files: new Set(manifest.files) });
+      Object.assign(blank.bridge as PythonBridge, { timeoutMs, files: { codeDir, files: new Set(manifest.files) } });
       const failure = await instance.untilDeath(blank.initRef.apply(undefined, [config, JSON.stringify(sizes)], { timeout: timeoutMs, result: { copy: true } }));
       if (typeof failure === 'string') throw moduleFailure(failure);
       const heap = blank.isolate.getHeapStatisticsSync();

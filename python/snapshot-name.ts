@@ -7,7 +7,7 @@ import * as path from 'node:path';
 const PYODIDE_DIR = path.dirname(require.resolve('pyodide/package.json'));
 export const SNAPSHOT_MAKER = path.resolve(__dirname, '..', '..', 'python', 'make-snapshot.mjs');
 /** islet's Python side, which the snapshot holds (see make-snapshot.mjs). */
-const SNAPSHOT_PYTHON = ['runtime.py', 'net.py', 'stdlib.py'].map((name) => path.resolve(__dirname, '..', '..', 'python', 'sandbox', name));
+const SNAPSHOT_PYTHON = ['python/sandbox/runtime.py', 'engine/capabilities/fetch/guest/net.py', 'python/sandbox/stdlib.py'].map((file) => path.resolve(__dirname, '..', '..', file));
 
 /**
  * Where the build (`npm install`'s prepare step) puts the snapshot it makes ahead, so that no

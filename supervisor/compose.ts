@@ -1,3 +1,4 @@
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { Engine, type RuntimeRegistration } from '../engine/engine';
 import type { Limits } from '../engine/limits';
@@ -27,6 +28,8 @@ export interface StoreOptions {
 
 /** The store the options name: PostgreSQL for a `postgres://` URL, else the data directory. */
 export async function openStore(options: StoreOptions): Promise<Store> {
+  // Uploads a crashed process left half-received (the store's own leftovers are its to clean).
+  if (options.clean) await fsp.rm(stagingDir(options.dataDir), { recursive: true, force: true });
   if (options.storeUrl !== undefined) {
     if (!/^postgres(ql)?:\/\//.test(options.storeUrl)) throw new Error(`--store: ${options.storeUrl} is not a postgres:// URL (without --store, the data directory is the store)`);
     const cacheDir = options.cacheDir ?? path.join(options.dataDir, 'cache');
@@ -64,8 +67,14 @@ export async function openEngine(options: ComposeOptions): Promise<{ engine: Eng
     limits: options.limits,
     allowPrivateEgress: options.allowPrivateEgress,
     metrics: options.metrics,
+    stagingDir: stagingDir(options.dataDir),
   });
   return { engine, store, cluster };
+}
+
+/** The data directory's staging area: uploads being received. */
+function stagingDir(dataDir: string): string {
+  return path.join(dataDir, 'staging');
 }
 
 /** node8 (V8 isolates) and python2/python3 (Pyodide in an isolate). */

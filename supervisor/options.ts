@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_LIMITS, type Limits } from '../engine/limits';
+import { SETTINGS } from './settings';
 
 /** How `islet serve` runs (flags, then environment variables, then defaults). */
 export interface ServeOptions {
@@ -31,8 +32,11 @@ export interface ServeOptions {
   metrics: boolean;
   /** The bearer token that reads every metric at /metrics. */
   metricsToken: string | undefined;
-  /** Each account's bounds, all workers together (each worker holds its share). */
-  accountLimits: Partial<Pick<Limits, 'accountMaxInFlight' | 'accountRatePerSec' | 'accountBurst'>>;
+  /**
+   * The engine limits the settings give (see SETTINGS' `limit`): each worker's engine gets them,
+   * and holds its share of the account limits.
+   */
+  limits: Partial<Limits>;
 }
 
 function whole(value: string, flag: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -41,58 +45,60 @@ function whole(value: string, flag: string, min: number, max = Number.MAX_SAFE_I
   return n;
 }
 
-export function parseServeOptions(argv: string[]): ServeOptions {
-  const env = process.env;
+/** The settings as given (flags, then environment variables), read from SETTINGS. */
+function readSettings(argv: string[]): { text(flag: string): string | undefined; int(flag: string): number | undefined; on(flag: string): boolean } {
   const { values } = parseArgs({
     args: argv,
-    options: {
-      port: { type: 'string', default: env.PORT ?? '8080' },
-      host: { type: 'string', default: env.HOST ?? '127.0.0.1' },
-      'console-port': { type: 'string', default: env.ISLET_CONSOLE_PORT || undefined },
-      'console-origin': { type: 'string', default: env.ISLET_CONSOLE_ORIGIN || undefined },
-      data: { type: 'string', default: env.ISLET_DATA ?? path.join(process.cwd(), '.islet-data') },
-      store: { type: 'string', default: env.ISLET_STORE || undefined },
-      'advertise-url': { type: 'string', default: env.ISLET_ADVERTISE_URL || undefined },
-      workers: { type: 'string', default: env.ISLET_WORKERS ?? String(availableParallelism()) },
-      'allow-private-egress': { type: 'boolean', default: false },
-      'warm-memory': { type: 'string', default: env.ISLET_WARM_MEMORY ?? String(DEFAULT_LIMITS.maxWarmMemoryMb) },
-      'max-worker-rss': { type: 'string', default: env.ISLET_MAX_WORKER_RSS },
-      'max-instances': { type: 'string', default: env.ISLET_MAX_INSTANCES ?? String(availableParallelism()) },
-      'keep-versions': { type: 'string', default: env.ISLET_KEEP_VERSIONS },
-      'no-metrics': { type: 'boolean', default: false },
-      'metrics-token': { type: 'string', default: env.ISLET_METRICS_TOKEN },
-      'account-max-inflight': { type: 'string', default: env.ISLET_ACCOUNT_MAX_INFLIGHT },
-      'account-rate': { type: 'string', default: env.ISLET_ACCOUNT_RATE },
-      'account-burst': { type: 'string', default: env.ISLET_ACCOUNT_BURST },
-    },
+    options: Object.fromEntries(SETTINGS.map((s) => [s.flag, { type: s.type === 'switch' ? ('boolean' as const) : ('string' as const) }])),
     allowPositionals: false,
   });
-  const port = whole(values.port!, '--port', 0, 65535);
-  const workers = whole(values.workers!, '--workers', 1, 256);
-  const warmMemoryMb = whole(values['warm-memory']!, '--warm-memory', 64);
-  const share = Math.floor(warmMemoryMb / workers);
+  const settingOf = (flag: string) => SETTINGS.find((s) => s.flag === flag)!;
+  const text = (flag: string): string | undefined => {
+    const given = values[flag];
+    if (typeof given === 'string') return given;
+    const env = settingOf(flag).env;
+    return env === undefined ? undefined : process.env[env] || undefined;
+  };
   return {
-    host: values.host!,
+    text,
+    int: (flag) => {
+      const value = text(flag);
+      const setting = settingOf(flag);
+      return value === undefined ? undefined : whole(value, `--${flag}`, setting.min ?? 0, setting.max);
+    },
+    on: (flag) => values[flag] === true,
+  };
+}
+
+export function parseServeOptions(argv: string[]): ServeOptions {
+  const read = readSettings(argv);
+  const port = read.int('port') ?? 8080;
+  const workers = read.int('workers') ?? availableParallelism();
+  const warmMemoryMb = read.int('warm-memory') ?? DEFAULT_LIMITS.maxWarmMemoryMb;
+  const share = Math.floor(warmMemoryMb / workers);
+  const limits: Partial<Limits> = {};
+  for (const setting of SETTINGS) {
+    const value = setting.limit && read.int(setting.flag);
+    if (setting.limit && value !== undefined) (limits as Record<string, number>)[setting.limit.name] = value * (setting.limit.factor ?? 1);
+  }
+  return {
+    host: read.text('host') ?? '127.0.0.1',
     port,
-    consolePort: consolePortOf(values['console-port'], port),
-    consoleOrigin: values['console-origin'] === undefined ? undefined : originOf(values['console-origin']),
-    dataDir: path.resolve(values.data!),
-    storeUrl: values.store,
-    advertiseUrl: values['advertise-url'],
+    consolePort: consolePortOf(read.text('console-port'), port),
+    consoleOrigin: read.text('console-origin') === undefined ? undefined : originOf(read.text('console-origin')!),
+    dataDir: path.resolve(read.text('data') ?? path.join(process.cwd(), '.islet-data')),
+    storeUrl: read.text('store'),
+    advertiseUrl: read.text('advertise-url'),
     workers,
-    allowPrivateEgress: Boolean(values['allow-private-egress']),
+    allowPrivateEgress: read.on('allow-private-egress'),
     warmMemoryMb,
     // What a worker holds beyond its warm cache: Node and islet (~150 MB), a Python spare (~90 MB).
-    maxWorkerRssMb: values['max-worker-rss'] === undefined ? 2 * share + 512 : whole(values['max-worker-rss'], '--max-worker-rss', 128),
-    maxInstances: whole(values['max-instances']!, '--max-instances', 1, 1024),
-    keepVersions: values['keep-versions'] === undefined ? undefined : whole(values['keep-versions'], '--keep-versions', 1, 10_000),
-    metrics: !values['no-metrics'],
-    metricsToken: values['metrics-token'] || undefined,
-    accountLimits: {
-      ...(values['account-max-inflight'] === undefined ? {} : { accountMaxInFlight: whole(values['account-max-inflight'], '--account-max-inflight', 1) }),
-      ...(values['account-rate'] === undefined ? {} : { accountRatePerSec: whole(values['account-rate'], '--account-rate', 0) }),
-      ...(values['account-burst'] === undefined ? {} : { accountBurst: whole(values['account-burst'], '--account-burst', 0) }),
-    },
+    maxWorkerRssMb: read.int('max-worker-rss') ?? 2 * share + 512,
+    maxInstances: read.int('max-instances') ?? availableParallelism(),
+    keepVersions: read.int('keep-versions'),
+    metrics: !read.on('no-metrics'),
+    metricsToken: read.text('metrics-token'),
+    limits,
   };
 }
 

@@ -84,7 +84,7 @@ export class Supervisor {
     this.workerLimits = {
       maxWarmMemoryMb: Math.floor(options.warmMemoryMb / options.workers),
       maxInstancesPerVersion: Math.max(1, Math.ceil(options.maxInstances / options.workers)),
-      ...options.accountLimits,
+      ...options.limits,
       // Each worker counts the calls it serves: it holds its share of every account's bounds.
       accountShare: 1 / options.workers,
     };

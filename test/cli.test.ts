@@ -30,7 +30,7 @@ t.before(async () => {
 });
 t.teardown(() => s.stop());
 
-const runtimes = async (): Promise<string[]> => ((await (await fetch(`${s.url}/healthz`)).json()) as { runtimes?: string[] }).runtimes ?? [];
+const runtimes = async (): Promise<string[]> => ((await (await fetch(`${s.url}/healthz`, { headers: { 'X-Service-Api-Key': s.apiKey } })).json()) as { runtimes?: string[] }).runtimes ?? [];
 
 for (const runtime of ['node8', 'python2']) {
   t.test(`create → deploy → invoke → list → logs → remove → invoke, ${runtime}`, async (t) => {

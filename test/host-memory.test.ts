@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
-import { Egress } from '../engine/egress';
+import { Egress } from '../engine/capabilities/fetch/egress';
 import { HostMemory } from '../engine/isolate/host-memory';
 import { LogStore } from '../engine/logs';
 import { startChildServer, type ChildServer } from './helpers/child';
@@ -29,7 +29,7 @@ t.before(async () => {
     otherAccounts: 1,
     allowPrivateEgress: true,
     deploys: [
-      ...['logHuge', 'fetchMany'].map((name) => ({ name, folder, entrypoint: name, extra: { timeoutMs: 60_000, memoryMb: 64 } })),
+      ...['logHuge', 'logBurst', 'fetchMany'].map((name) => ({ name, folder, entrypoint: name, extra: { timeoutMs: 60_000, memoryMb: 64 } })),
       { name: 'hello', folder, entrypoint: 'ok', account: 1 },
     ],
   });
@@ -56,14 +56,30 @@ async function logs(name: string, account = 0): Promise<{ message: string; level
 
 t.test("a log line is cut on the host, whatever the function did to the sandbox's own cut", async (t) => {
   const before = rssMb();
-  t.equal((await post('logHuge', { chars: 16 * MiB, lines: 8 })).status, 200);
+  t.equal((await post('logHuge', { chars: 3 * MiB, lines: 1 })).status, 200);
   const lines = (await logs('logHuge')).filter((e) => e.level === 'info');
-  t.equal(lines.length, 8, 'every line is kept');
+  t.equal(lines.length, 1, 'the line is kept');
   t.ok(
-    lines.every((line) => line.message.length < 16 * 1024 + 64 && /^x+… \[\d{8} more characters\]$/.test(line.message)),
+    lines.every((line) => line.message.length < 16 * 1024 + 64 && /^x+… \[\d+ more characters\]$/.test(line.message)),
     `each is cut to 16 KiB and says by how much (${lines[0]?.message.length} characters)`,
   );
   t.ok(rssMb() - before < 400, `RSS grew ${(rssMb() - before).toFixed(0)} MB`);
+});
+
+t.test('lines past an instance\'s log budget are dropped in the sandbox, and the next line says how many', async (t) => {
+  // 600 lines of 16 KB: 9.8 million characters, over the budget of 4 seconds' worth at once.
+  t.equal((await post('logBurst', { lines: 600 })).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.equal((await post('logBurst', { lines: 1 })).status, 200);
+  const entries = await logs('logBurst');
+  const kept = entries.filter((e) => e.level === 'info').length;
+  t.ok(kept > 0 && kept < 600, `some lines were kept, not all (${kept} of 601)`);
+  // The sandbox drops what is over the budget; the host what is over a flush's worth of pending lines.
+  const counted = (pattern: RegExp) => entries.map((e) => pattern.exec(e.message)).reduce((n, m) => n + (m ? Number(m[1]) : 0), 0);
+  const inSandbox = counted(/^(\d+) log lines dropped: over the log budget of 1048576 characters a second$/);
+  const onHost = counted(/^(\d+) log lines dropped \(more than fit/);
+  t.ok(inSandbox > 0, `the sandbox dropped ${inSandbox} and said so`);
+  t.equal(kept + inSandbox + onHost, 601, `every line is kept or counted (${kept} kept, ${inSandbox} + ${onHost} dropped)`);
 });
 
 t.test("one function's burst of lines does not crowd out another function's line", async (t) => {
@@ -100,7 +116,7 @@ t.test('the egress takes a response body from the budget as it arrives and gives
   const egress = new Egress({ allowPrivate: true, selfPorts: () => [], maxResponseBytes: 8 * MiB, timeoutMs: 10_000 });
   t.teardown(() => egress.close());
   const small = new HostMemory(2 * MiB);
-  const request = JSON.stringify({ url: upstreamUrl, method: 'GET', headers: [] });
+  const request = { url: upstreamUrl, method: 'GET', headers: [], redirect: 'follow', timeoutMs: undefined };
   await t.rejects(egress.fetch(request, undefined, small), { code: 'ERR_EGRESS_TOO_LARGE', message: /would pass its memory limit/ });
   t.equal(small.held, 0, 'a refused body gives back what it took');
   const roomy = new HostMemory(64 * MiB);

@@ -1,5 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { packFolder } from '../cli/pack';
 import { startChildServer, type ChildServer } from './helpers/child';
@@ -8,23 +10,38 @@ import { fixture } from './helpers/server';
 
 // Host work a hostile tenant asks for (issue 22, findings 4 and 5): work over the host-work limits
 // fails at once naming the limit, and heavy work within them runs on islet's host-work threads, so
-// that another account's calls, deploys and log reads are not held behind it. The server runs in a
+// that another account's calls, deploys and log reads are not held behind it, also while the same
+// tenant floods its logs and holds many fetch answers (finding 6). The server runs in a
 // child process: the test's own timers must not wait behind a server thread that is held.
 let s: ChildServer;
+/** A site the attacker's fetches read 1 MiB answers from. */
+let upstream: Server;
 const NEIGHBOUR = 1;
+/** The attacker's kinds of heavy work (findings 4-6), each run in a loop beside the neighbour. */
+const KINDS = ['brotli', 'pbkdf2', 'pbkdf2Async', 'scrypt', 'random', 'logs', 'fetch'];
 
 t.before(async () => {
   const folder = fixture('host-work-node8');
   const attacks = ['ok', 'randomHuge', 'shakeHuge', 'pbkdf2LongKey', 'pbkdf2ManyIterations', 'scryptHugeP', 'rsaHuge', 'dhHuge', 'encryptedKey', 'brotliHuge', 'pbkdf2Callbacks', 'heavy'];
+  // Each kind of heavy work in a function (an instance) of its own, as an attacker would spread it.
+  const heavy = KINDS.map((kind) => ({ name: `heavy_${kind}`, folder, entrypoint: 'heavy', extra: { timeoutMs: 60_000 } }));
+  const big = Buffer.alloc(1024 * 1024, 0x61);
+  upstream = createServer((req, res) => res.end(big));
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   s = await startChildServer({
     otherAccounts: 1,
+    allowPrivateEgress: true,
     deploys: [
       ...attacks.map((name) => ({ name, folder, entrypoint: name, extra: { timeoutMs: 30_000 } })),
+      ...heavy,
       { name: 'hello', folder, entrypoint: 'ok', account: NEIGHBOUR },
     ],
   });
 });
-t.teardown(() => s.stop());
+t.teardown(() => {
+  s.stop();
+  upstream.close();
+});
 
 interface Outcome {
   ok: boolean;
@@ -139,13 +156,14 @@ t.test('a neighbour is served while another account runs heavy host work in a lo
   t.match(await attack('heavy', { kind: 'pbkdf2' }), { ok: true });
 
   let stop = false;
-  const kinds = ['brotli', 'pbkdf2', 'pbkdf2Async', 'scrypt', 'random'];
+  const kinds = KINDS;
+  const bigUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
   const rounds: Record<string, number> = {};
   const attacker = Promise.all(
     kinds.map(async (kind) => {
       rounds[kind] = 0;
       while (!stop) {
-        const res = await s.call('heavy', { method: 'POST', body: JSON.stringify({ kind }) });
+        const res = await s.call(`heavy_${kind}`, { method: 'POST', body: JSON.stringify({ kind, url: bigUrl }) });
         await res.text();
         if (res.status === 200) rounds[kind]!++;
       }
@@ -192,8 +210,9 @@ t.test('a neighbour is served while another account runs heavy host work in a lo
   t.equal(failed, 0, 'every neighbour call is answered');
   for (const kind of kinds) t.ok(rounds[kind]! > 0, `the attacker's ${kind} work ran`);
   // Generous bounds that load cannot break but a held server thread does (calls waited 15-55 s
-  // behind such work before); the bench's neighbour scenario measures the p99 against unloaded.
-  t.ok(slowest < 3000, `no neighbour call waited 3 s (slowest ${slowest.toFixed(0)} ms)`);
+  // behind such work before; a loaded run of the suite saw 3.7 s); the bench's host-work
+  // neighbour scenario measures the p99 against the unloaded one.
+  t.ok(slowest < 10_000, `no neighbour call waited 10 s (slowest ${slowest.toFixed(0)} ms)`);
   t.ok(deployMs < 10_000 && logsMs < 10_000, 'the neighbour\'s deploy and log read are answered');
   t.ok(maxRss < rssBefore + 600, `the server's RSS stayed within 600 MB of where it was (max ${maxRss.toFixed(0)} MB)`);
 });

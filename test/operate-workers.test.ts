@@ -17,7 +17,7 @@ t.teardown(() => s?.crash());
 async function fresh(name: string, key = s.apiKey): Promise<{ pid: number; status: number; body: string; version: string | undefined }> {
   const client = new Client(s.url, { pipelining: 1 });
   try {
-    const health = await client.request({ method: 'GET', path: '/healthz' });
+    const health = await client.request({ method: 'GET', path: '/healthz', headers: { authorization: `Bearer ${TOKEN}` } });
     const { worker } = (await health.body.json()) as { worker: { pid: number } };
     const res = await client.request({ method: 'GET', path: `/v2/run/${s.accountId}/${name}`, headers: { 'X-Service-Api-Key': key } });
     return { pid: worker.pid, status: res.statusCode, body: await res.body.text(), version: res.headers['x-service-version'] as string | undefined };

@@ -39,11 +39,18 @@ export interface LimitFlags {
   maxInflight?: string;
   rate?: string;
   burst?: string;
+  maxFunctions?: string;
+  maxCodeMb?: string;
+  maxLogMb?: string;
+  keepVersions?: string;
   reset?: boolean;
 }
 
+const MiB = 1024 * 1024;
+
 /**
- * `islet account limits <id> [--max-inflight N] [--rate R] [--burst B] [--reset] [--data DIR | --store URL]`:
+ * `islet account limits <id> [--max-inflight N] [--rate R] [--burst B] [--max-functions N] [--max-code-mb M]
+ * [--max-log-mb L] [--keep-versions K] [--reset] [--data DIR | --store URL]`:
  * an operator's action, offline; sets the account's own limits and prints them.
  */
 export async function accountLimits(where: StoreLocation, accountId: string | undefined, flags: LimitFlags): Promise<string> {
@@ -52,15 +59,19 @@ export async function accountLimits(where: StoreLocation, accountId: string | un
     const record = await store.readAccount(accountId);
     if (!record) throw new CliError(`account limits: no account ${accountId} in ${store.description}`);
     const limits: AccountLimits = flags.reset ? {} : { ...record.limits };
-    const set = (field: keyof AccountLimits, flag: string, text: string | undefined) => {
+    const set = (field: keyof AccountLimits, flag: string, text: string | undefined, unit = 1, min = 0) => {
       if (text === undefined) return;
       const n = Number(text);
-      if (!Number.isFinite(n) || n < 0) throw new CliError(`${flag} ${text}: expected a number of 0 or more`);
-      limits[field] = n;
+      if (!Number.isFinite(n) || n < min) throw new CliError(`${flag} ${text}: expected a number of ${min} or more`);
+      limits[field] = n * unit;
     };
     set('maxInFlight', '--max-inflight', flags.maxInflight);
     set('ratePerSec', '--rate', flags.rate);
     set('burst', '--burst', flags.burst);
+    set('maxFunctions', '--max-functions', flags.maxFunctions);
+    set('maxCodeBytes', '--max-code-mb', flags.maxCodeMb, MiB);
+    set('maxLogBytes', '--max-log-mb', flags.maxLogMb, MiB);
+    set('keepVersions', '--keep-versions', flags.keepVersions, 1, 1);
     await store.setAccountLimits(accountId, limits);
     const shown = Object.entries(limits).map(([k, v]) => `${k} ${v}`).join(', ') || "the server's defaults";
     const applied = where.storeUrl ? 'every node applies them at once' : 'a running server applies them when it starts again';

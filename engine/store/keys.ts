@@ -11,6 +11,10 @@ export function isAccountId(value: string): boolean {
   return ACCOUNT_ID.test(value);
 }
 
+export function isKeyName(value: string): boolean {
+  return KEY_NAME.test(value);
+}
+
 export function newAccountId(): string {
   return randomBytes(8).toString('hex');
 }
@@ -32,7 +36,7 @@ export function newKey(name: string | undefined, scope: KeyScope = 'admin'): { a
  * a valid name and scope, and a name no key in use holds.
  */
 export function newKeyFor(record: AccountRecord, name: string | undefined, scope: unknown = 'admin'): { apiKey: string; key: ApiKeyRecord } {
-  if (name !== undefined && !KEY_NAME.test(name)) {
+  if (name !== undefined && !isKeyName(name)) {
     throw new ServiceError('ERR_BAD_REQUEST', `invalid key name ${JSON.stringify(name)}: use 1-64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit`);
   }
   if (!KEY_SCOPES.includes(scope as KeyScope)) throw new ServiceError('ERR_BAD_REQUEST', `invalid key scope ${JSON.stringify(scope)}: expected admin or invoke`);

@@ -1,6 +1,7 @@
 import type { BundleLimits, BundleSource } from '../bundle';
 import type { FunctionManifest, FunctionSpec } from '../manifest';
 import type { KeyScope } from '../wire';
+import type { DeployQuota } from './quota';
 
 export type { KeyScope };
 
@@ -89,6 +90,13 @@ export type DeployCheck = (manifest: FunctionManifest, codeDir: string) => Promi
 
 export interface DeployOptions {
   limits?: BundleLimits;
+  /**
+   * The account's bounds, checked under the account's lock as the version is published (ERR_QUOTA_EXCEEDED);
+   * none for a copy between stores.
+   */
+  quota?: DeployQuota;
+  /** Versions of the function kept after this deploy (the account's own; default the store's). */
+  keepVersions?: number;
   /** A note kept with the version (`islet deploy --message`). */
   message?: string;
   /** Serve the new version to this share of calls, 0–100 (default 100). */
@@ -139,6 +147,14 @@ export interface AccountLimits {
   ratePerSec?: number;
   /** Calls the bucket holds for a burst. */
   burst?: number;
+  /** Functions the account may have. */
+  maxFunctions?: number;
+  /** Bytes of code (the unpacked files of every kept version) the account may keep. */
+  maxCodeBytes?: number;
+  /** Bytes of log files the account may keep on a node. */
+  maxLogBytes?: number;
+  /** The newest this many versions of each function are kept, and every serving one besides. */
+  keepVersions?: number;
 }
 
 export interface AccountRecord {

@@ -1,12 +1,13 @@
-import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
+import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { errorResponse, responseHeaders, type Engine } from '../../engine/engine';
 import { ServiceError } from '../../engine/errors';
 import { newRequestId } from '../../engine/request-id';
 import type { ApiKeyRecord, KeyScope } from '../../engine/store/store';
-import { readBody, readHeaders } from '../body';
+import { hasBody, readBody, readHeaders } from '../body';
 import type { ActiveCounter } from '../in-flight';
 import type { Peers } from '../peers';
 import { writeResponse, type ResponseState } from '../respond';
+import { routeNames, type RouteNames } from '../route-names';
 
 /** A management answer: a status and a JSON body. */
 export interface Answer {
@@ -17,7 +18,7 @@ export interface Answer {
 /** What a route's handler gets: the request's parts, read while uWS still holds them. */
 export interface RouteContext {
   account: string;
-  /** The second URL parameter (a function's or a key's name), decoded. */
+  /** The function's or the key's name in the URL (`:function`, `:key`), decoded and checked. */
   name: string;
   query: URLSearchParams;
   headers: Record<string, string>;
@@ -44,23 +45,26 @@ export class Routes {
 
   /**
    * Adds a JSON route under `/v2/accounts/:account/…` that needs a key of `scope` for that account
-   * (checked by the engine's admission, as calls are): reads the request, checks the key, runs
-   * `handler`, and answers its JSON or the JSON error of whatever it threw.
+   * (checked by the engine's admission, as calls are). The pattern declares its names (`:account`,
+   * `:function`, `:key`: see route-names.ts), which are checked first, before anything reads them.
+   * Then it reads the request, checks the key, runs `handler`, and answers its JSON or the JSON
+   * error of whatever it threw.
    */
   account(method: Method, pattern: string, scope: KeyScope, handler: (ctx: RouteContext) => Promise<Answer> | Answer): void {
+    const readNames = routeNames(pattern);
     this.app[method](pattern, (res, req) => {
-      const { account, name, headers } = readRequest(req);
+      const names = readNames(req);
+      const headers = readHeaders(req);
       const query = new URLSearchParams(req.getQuery() ?? '');
       const state: ResponseState = { aborted: false };
       res.onAborted(() => (state.aborted = true));
       // Counted from the start, so that a drain waits for a body still arriving.
       this.counter.begin();
-      const answer = (work: () => Promise<Answer>) => this.respond(res, state, work, true);
-      const run = (body: Record<string, unknown>) =>
-        answer(async () => {
-          const key = this.engine.admission.authorize(account, headers['x-service-api-key'], scope);
-          return handler({ account, name, query, headers, body, key });
-        });
+      const key = this.admit(res, state, names, headers, scope);
+      if (!key) return;
+      const { account, name } = names;
+      const answer = (work: () => Promise<Answer>, refuseBody = false) => this.respond(res, state, work, true, refuseBody);
+      const run = (body: Record<string, unknown>) => answer(async () => handler({ account, name, query, headers, body, key }));
       if (method === 'get' || method === 'del') return run({});
       readBody(
         res,
@@ -78,9 +82,35 @@ export class Routes {
           }
           run(body as Record<string, unknown>);
         },
-        () => answer(() => Promise.reject(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${JSON_BODY_LIMIT} bytes`))),
+        () => answer(() => Promise.reject(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${JSON_BODY_LIMIT} bytes`)), true),
       );
     });
+  }
+
+  /**
+   * What every route checks before it reads a request's body: the names in its URL, then the key
+   * (its account and scope). Answers the key, or refuses at once (see `refuse`) and answers
+   * undefined. A body is read only for a key that may use it: buffered before the key was checked,
+   * six concurrent keyless 100 MiB deploys took two workers from 80 MB to 650 MB.
+   */
+  admit(res: HttpResponse, state: ResponseState, names: RouteNames, headers: Record<string, string>, scope: KeyScope): ApiKeyRecord | undefined {
+    try {
+      names.check();
+      return this.engine.admission.authorize(names.account, headers['x-service-api-key'], scope);
+    } catch (err) {
+      this.refuse(res, state, err, headers);
+      return undefined;
+    }
+  }
+
+  /**
+   * Answers a counted request with the JSON error of `err` now, without reading its body; when a
+   * body was declared, reading stops and the connection closes (see writeResponse's `refuseBody`).
+   */
+  refuse(res: HttpResponse, state: ResponseState, err: unknown, headers: Record<string, string>): void {
+    const response = errorResponse(err, newRequestId(), 0);
+    writeResponse(res, state, response.status, responseHeaders(response), response.body, false, hasBody(headers));
+    this.counter.end();
   }
 
   /** Counts a request as in flight from now (one whose body is still to come); answer it with `respond(…, true)`. */
@@ -90,31 +120,20 @@ export class Routes {
 
   /**
    * Answers with `work`'s JSON, or the JSON error of whatever it threw; the request counts as in
-   * flight until then (`counted`: it was counted already, from its start).
+   * flight until then (`counted`: it was counted already, from its start). `refuseBody`: the answer
+   * refuses a body that is still coming (see writeResponse's `refuseBody`).
    */
-  respond(res: HttpResponse, state: ResponseState, work: () => Promise<Answer>, counted = false): void {
+  respond(res: HttpResponse, state: ResponseState, work: () => Promise<Answer>, counted = false, refuseBody = false): void {
     if (!counted) this.counter.begin();
     const requestId = newRequestId();
     work()
       .then(
-        ({ status, body }) => writeResponse(res, state, status, { 'content-type': 'application/json', 'X-Service-Request-ID': requestId, 'X-Service-Duration-Usecs': '0.000' }, JSON.stringify(body), false),
+        ({ status, body }) => writeResponse(res, state, status, { 'content-type': 'application/json', 'X-Service-Request-ID': requestId, 'X-Service-Duration-Usecs': '0.000' }, JSON.stringify(body), false, refuseBody),
         (err: unknown) => {
           const response = errorResponse(err, requestId, 0);
-          writeResponse(res, state, response.status, responseHeaders(response), response.body, false);
+          writeResponse(res, state, response.status, responseHeaders(response), response.body, false, refuseBody);
         },
       )
       .finally(() => this.counter.end());
-  }
-}
-
-export function readRequest(req: HttpRequest): { account: string; name: string; headers: Record<string, string> } {
-  return { account: req.getParameter(0) ?? '', name: safeDecode(req.getParameter(1) ?? ''), headers: readHeaders(req) };
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
   }
 }

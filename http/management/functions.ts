@@ -1,24 +1,25 @@
-import busboy from 'busboy';
 import type { Engine } from '../../engine/engine';
 import { ServiceError } from '../../engine/errors';
 import { LOG_LEVELS } from '../../engine/logs';
 import { describeFunction } from '../../engine/manifest';
-import { readBody } from '../body';
+import { readHeaders } from '../body';
 import type { ResponseState } from '../respond';
-import { readRequest, type Routes } from './common';
+import { routeNames } from '../route-names';
+import type { Routes } from './common';
+import { receiveUpload, type ReceivedUpload, type Upload } from './upload';
 
 /** Functions: list, describe, deploy, remove, logs. */
 export function addFunctionRoutes(r: Routes): void {
   const { app, engine } = r;
   r.account('get', '/v2/accounts/:account/functions', 'admin', ({ account }) => ({ status: 200, body: { functions: engine.list(account) } }));
 
-  r.account('get', '/v2/accounts/:account/functions/:name', 'admin', ({ account, name }) => {
+  r.account('get', '/v2/accounts/:account/functions/:function', 'admin', ({ account, name }) => {
     const entry = existing(engine, account, name);
     return { status: 200, body: { function: describeFunction(entry.primary, entry.record.traffic) } };
   });
 
   // ?since=<ms>&limit=<n>&level=<level>; &local=1: this node's lines only (how one node reads the others').
-  r.account('get', '/v2/accounts/:account/functions/:name/logs', 'admin', async ({ account, name, query, headers }) => {
+  r.account('get', '/v2/accounts/:account/functions/:function/logs', 'admin', async ({ account, name, query, headers }) => {
     existing(engine, account, name);
     const since = query.get('since');
     const limit = query.get('limit');
@@ -33,34 +34,42 @@ export function addFunctionRoutes(r: Routes): void {
     return { status: 200, body: { entries } };
   });
 
-  r.account('del', '/v2/accounts/:account/functions/:name', 'admin', async ({ account, name }) => {
+  r.account('del', '/v2/accounts/:account/functions/:function', 'admin', async ({ account, name }) => {
     existing(engine, account, name);
     await engine.remove(account, name);
     return { status: 200, body: { removed: name } };
   });
 
-  app.put('/v2/accounts/:account/functions/:name', (res, req) => {
-    const { account, name, headers } = readRequest(req);
+  const deployRoute = '/v2/accounts/:account/functions/:function';
+  const readNames = routeNames(deployRoute);
+  app.put(deployRoute, (res, req) => {
+    const names = readNames(req);
+    const headers = readHeaders(req);
     const state: ResponseState = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
+    let upload: Upload | undefined;
+    res.onAborted(() => {
+      state.aborted = true;
+      upload?.abort();
+    });
     // Counted from the start of the upload, so that a drain waits for it.
     r.begin();
+    if (!r.admit(res, state, names, headers, 'admin')) return;
+    const { account, name } = names;
     const limit = engine.limits.bundleBytes;
-    const deploy = async (body: Buffer) => {
-      engine.admission.authorize(account, headers['x-service-api-key'], 'admin');
-      const { spec, bundle, message, percent } = await parseDeploy(headers, body);
+    if (Number(headers['content-length']) > limit) return r.refuse(res, state, new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the bundle is over the limit of ${limit} bytes`), headers);
+    const deploy = async (received: ReceivedUpload) => {
+      const { spec, message, percent } = readDeployFields(received);
       if (spec.name !== undefined && spec.name !== name) throw new ServiceError('ERR_BAD_REQUEST', `the spec names ${String(spec.name)} but the URL names ${name}`);
       const previous = engine.describe(account, name);
-      const manifest = await engine.deploy(account, { ...spec, name }, { tarball: bundle }, { message, percent });
+      const manifest = await engine.deploy(account, { ...spec, name }, { tarballFile: received.bundleFile! }, { message, percent });
       const traffic = engine.catalog.function(account, name)?.record.traffic;
       return { status: previous ? 200 : 201, body: { function: describeFunction(manifest, traffic) } };
     };
-    readBody(
-      res,
-      headers,
-      limit,
-      (body) => r.respond(res, state, () => deploy(body), true),
-      () => r.respond(res, state, () => Promise.reject(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the bundle is over the limit of ${limit} bytes`)), true),
+    upload = receiveUpload(res, state, headers, limit, engine.stagingDir);
+    upload.received.then(
+      (received) => r.respond(res, state, () => deploy(received).finally(() => received.discard()), true),
+      // Refused before the body ended (over the limit, not a form): the rest is not read.
+      (err: unknown) => r.refuse(res, state, err, headers),
     );
   });
 }
@@ -71,51 +80,17 @@ export function existing(engine: Engine, account: string, name: string) {
   return entry;
 }
 
-interface DeployUpload {
-  spec: Record<string, unknown>;
-  bundle: Buffer;
-  message: string | undefined;
-  percent: string | undefined;
-}
-
-/** Splits a deploy upload: a `spec` field (JSON), a `bundle` file (tar.gz), optional `message` and `percent` fields. */
-function parseDeploy(headers: Record<string, string>, body: Buffer): Promise<DeployUpload> {
-  return new Promise((resolve, reject) => {
-    const fields: Record<string, string> = {};
-    const chunks: Buffer[] = [];
-    let sawBundle = false;
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({ headers: { 'content-type': headers['content-type'] ?? '' }, limits: { files: 1, fields: 8, fieldSize: 1024 * 1024 } });
-    } catch (err) {
-      reject(new ServiceError('ERR_BAD_REQUEST', `a deploy is a multipart/form-data upload with a spec field and a bundle file: ${(err as Error).message}`));
-      return;
-    }
-    parser.on('field', (name, value) => {
-      fields[name] = value;
-    });
-    parser.on('file', (name, stream) => {
-      if (name !== 'bundle') {
-        stream.resume();
-        return;
-      }
-      sawBundle = true;
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    });
-    parser.on('error', (err: Error) => reject(new ServiceError('ERR_BAD_REQUEST', `unreadable deploy upload: ${err.message}`)));
-    parser.on('close', () => {
-      const specText = fields.spec;
-      if (specText === undefined) return reject(new ServiceError('ERR_BAD_REQUEST', 'the deploy upload has no spec field'));
-      if (!sawBundle) return reject(new ServiceError('ERR_BAD_REQUEST', 'the deploy upload has no bundle file'));
-      let spec: unknown;
-      try {
-        spec = JSON.parse(specText);
-      } catch {
-        return reject(new ServiceError('ERR_BAD_REQUEST', 'the spec field is not valid JSON'));
-      }
-      if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return reject(new ServiceError('ERR_BAD_REQUEST', 'the spec field must be a JSON object'));
-      resolve({ spec: spec as Record<string, unknown>, bundle: Buffer.concat(chunks), message: fields.message, percent: fields.percent });
-    });
-    parser.end(body);
-  });
+/** A deploy's fields: `spec` (JSON), optional `message` and `percent`; and there must be a `bundle` file. */
+function readDeployFields(upload: ReceivedUpload): { spec: Record<string, unknown>; message: string | undefined; percent: string | undefined } {
+  const specText = upload.fields.spec;
+  if (specText === undefined) throw new ServiceError('ERR_BAD_REQUEST', 'the deploy upload has no spec field');
+  if (upload.bundleFile === undefined) throw new ServiceError('ERR_BAD_REQUEST', 'the deploy upload has no bundle file');
+  let spec: unknown;
+  try {
+    spec = JSON.parse(specText);
+  } catch {
+    throw new ServiceError('ERR_BAD_REQUEST', 'the spec field is not valid JSON');
+  }
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new ServiceError('ERR_BAD_REQUEST', 'the spec field must be a JSON object');
+  return { spec: spec as Record<string, unknown>, message: upload.fields.message, percent: upload.fields.percent };
 }

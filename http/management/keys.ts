@@ -28,7 +28,7 @@ export function addKeyRoutes(r: Routes): void {
     return { status: 201, body: { apiKey, key: describeKey(key) } };
   });
 
-  r.account('del', '/v2/accounts/:account/keys/:name', 'admin', async ({ account, name }) => ({
+  r.account('del', '/v2/accounts/:account/keys/:key', 'admin', async ({ account, name }) => ({
     status: 200,
     body: { revoked: describeKey(await engine.manage.revokeKey(account, name)) },
   }));

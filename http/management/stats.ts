@@ -17,7 +17,7 @@ const MAX_WINDOW_SEC = 86_400;
  */
 export function addStatsRoute(r: Routes): void {
   const { app, engine } = r;
-  r.account('get', '/v2/accounts/:account/functions/:name/stats', 'admin', async ({ account, name, query }) => {
+  r.account('get', '/v2/accounts/:account/functions/:function/stats', 'admin', async ({ account, name, query }) => {
     existing(engine, account, name);
     if (!engine.history) throw new ServiceError('ERR_NOT_FOUND', 'this server counts no metrics (it was started with --no-metrics)');
     const windowSec = parseWindow(query.get('window') ?? '5m');

@@ -7,7 +7,7 @@ import type { Routes } from './common';
 /** Versions and traffic: list, rollback, split, promote. Each answers the split that now serves. */
 export function addVersionRoutes(r: Routes): void {
   const { app, engine } = r;
-  const base = '/v2/accounts/:account/functions/:name';
+  const base = '/v2/accounts/:account/functions/:function';
 
   r.account('get', `${base}/versions`, 'admin', async ({ account, name }) => {
     const list = await engine.manage.versions(account, name);

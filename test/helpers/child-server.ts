@@ -42,6 +42,9 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify({ url: server.url, accountId, apiKey, dataDir, refused, others })}\n`);
 }
 
+// A profiled child (ISLET_CHILD_PROF) writes its profile when it exits: SIGINT ends it cleanly.
+process.on('SIGINT', () => process.exit(0));
+
 main().catch((err: unknown) => {
   console.error(err);
   process.exit(1);

@@ -6,6 +6,8 @@ export interface ChildServer {
   url: string;
   accountId: string;
   apiKey: string;
+  /** The server's data directory. */
+  dataDir: string;
   process: ChildProcess;
   /** Errors of the config's `refused` deploys, by name. */
   refused: Record<string, { code: string; message: string }>;
@@ -18,7 +20,7 @@ export interface ChildServer {
 
 /** Starts a test server in a child process (with --no-node-snapshot) and waits for it to be ready. */
 export function startChildServer(config: ChildConfig): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(__dirname, 'child-server.js')], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...(process.env.ISLET_CHILD_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), path.join(__dirname, 'child-server.js')], {
     env: { ...process.env, ISLET_TEST_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -29,7 +31,7 @@ export function startChildServer(config: ChildConfig): Promise<ChildServer> {
       out += chunk.toString();
       const line = out.split('\n')[0];
       if (!out.includes('\n') || !line) return;
-      const info = JSON.parse(line) as { url: string; accountId: string; apiKey: string; refused: Record<string, { code: string; message: string }>; others: { accountId: string; apiKey: string }[] };
+      const info = JSON.parse(line) as { url: string; accountId: string; apiKey: string; dataDir: string; refused: Record<string, { code: string; message: string }>; others: { accountId: string; apiKey: string }[] };
       child.removeAllListeners('exit');
       resolve({
         ...info,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { packFolder } from '../../cli/pack';
 import type { Engine } from '../../engine/engine';
+import type { Limits } from '../../engine/limits';
 import type { Store } from '../../engine/store/store';
 import { startServer, type RunningServer } from '../../http/server';
 import { openEngine } from '../../supervisor/compose';
@@ -22,10 +23,10 @@ export interface TestNode {
   stop(): Promise<void>;
 }
 
-export async function startNode(storeUrl: string): Promise<TestNode> {
+export async function startNode(storeUrl: string, limits: Partial<Limits> = {}, metricsToken?: string): Promise<TestNode> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-node-'));
-  const { engine, store, cluster } = await openEngine({ dataDir, storeUrl, cacheDir: path.join(dataDir, 'cache'), limits: { pythonSpare: false } });
-  const server = await startServer({ engine, host: '127.0.0.1', port: 0 });
+  const { engine, store, cluster } = await openEngine({ dataDir, storeUrl, cacheDir: path.join(dataDir, 'cache'), limits: { pythonSpare: false, ...limits } });
+  const server = await startServer({ engine, host: '127.0.0.1', port: 0, metricsToken });
   cluster?.start(server.url);
   return {
     url: server.url,

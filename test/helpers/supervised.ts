@@ -49,9 +49,16 @@ export function serveArgs(dataDir: string, extra: string[] = []): string[] {
   return ['--no-node-snapshot', path.join(ROOT, 'dist', 'supervisor', 'main.js'), '--port', '0', '--data', dataDir, ...extra];
 }
 
+/** The metrics token a supervised server gets unless the test gives its own: /healthz shows the workers only with it. */
+const HEALTH_TOKEN = 'supervised-test-token';
+
 export function startSupervised(extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Supervised> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-supervised-'));
-  const child = spawn(process.execPath, serveArgs(dataDir, extra), {
+  const given = extra.indexOf('--metrics-token');
+  const token = given === -1 ? HEALTH_TOKEN : extra[given + 1]!;
+  const args = given === -1 ? [...extra, '--metrics-token', token] : extra;
+  const operator = { authorization: `Bearer ${token}` };
+  const child = spawn(process.execPath, serveArgs(dataDir, args), {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
@@ -99,13 +106,13 @@ export function startSupervised(extra: string[] = [], env: NodeJS.ProcessEnv = {
         },
         async health() {
           // A connection of its own each time: a kept-alive one may lead to a worker that is gone.
-          const res = await fetch(`${url}/healthz`, { headers: { connection: 'close' } });
+          const res = await fetch(`${url}/healthz`, { headers: { connection: 'close', ...operator } });
           return (await res.json()) as Health;
         },
         async callOnFreshConnection(name) {
           const client = new Client(url, { pipelining: 1 });
           try {
-            const health = await client.request({ method: 'GET', path: '/healthz' });
+            const health = await client.request({ method: 'GET', path: '/healthz', headers: operator });
             const { worker } = (await health.body.json()) as Health;
             const res = await client.request({ method: 'GET', path: `/v2/run/${accountId}/${name}`, headers });
             return { pid: worker.pid, status: res.statusCode, body: await res.body.text() };

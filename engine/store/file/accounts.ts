@@ -1,5 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { containedPath } from '../../contained-path';
 import { isAccountId, normalizeAccount } from '../keys';
 import type { AccountRecord } from '../store';
 import { readJsonFile, writeFileAtomic } from './fsutil';
@@ -36,12 +37,12 @@ export class AccountFiles {
 
   async read(accountId: string): Promise<AccountRecord | undefined> {
     if (!isAccountId(accountId)) return undefined;
-    const record = await readJsonFile<AccountRecord>(path.join(this.dir, `${accountId}.json`));
+    const record = await readJsonFile<AccountRecord>(containedPath(this.dir, `${accountId}.json`));
     return record && record.id === accountId ? normalizeAccount(record) : undefined;
   }
 
   async write(record: AccountRecord): Promise<void> {
     await fsp.mkdir(this.dir, { recursive: true });
-    await writeFileAtomic(path.join(this.dir, `${record.id}.json`), JSON.stringify(record, null, 2) + '\n', 0o600);
+    await writeFileAtomic(containedPath(this.dir, `${record.id}.json`), JSON.stringify(record, null, 2) + '\n', 0o600);
   }
 }

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { materializeBundle, type BundleLimits, type BundleSource } from '../../bundle';
+import { containedPath } from '../../contained-path';
 import { ServiceError } from '../../errors';
 import type { FunctionManifest, FunctionSpec } from '../../manifest';
+import { prunedBytes, type AccountUsage, type PublishChange } from '../quota';
 import type { FunctionRecord, TrafficShare, VersionList } from '../store';
 import { isPruned, missingVersion } from '../traffic';
 import { describeVersion } from '../version';
@@ -17,6 +19,14 @@ export interface StagedVersion {
   codeDir: string;
   /** The staging folder; removed by `discard` whatever happened. */
   dir: string;
+}
+
+/** What a publish may be told besides the version: how many versions to keep, and a check of what it changes. */
+export interface PublishOptions {
+  /** Versions kept after it (default the store's). */
+  keepVersions?: number;
+  /** Runs before anything is written, with what the publish adds and frees; throws to refuse it. */
+  admit?: (change: PublishChange) => Promise<void> | void;
 }
 
 /** `traffic.json`: which versions serve, and the highest number given so far. */
@@ -53,17 +63,17 @@ export class FunctionFiles {
   async clean(): Promise<void> {
     for (const account of await listDirs(this.root)) {
       if (account.startsWith('.')) continue;
-      const accountDir = path.join(this.root, account);
+      const accountDir = containedPath(this.root, account);
       for (const name of await listDirs(accountDir)) {
         if (name.startsWith('.')) {
-          await fsp.rm(path.join(accountDir, name), { recursive: true, force: true });
+          await fsp.rm(containedPath(accountDir, name), { recursive: true, force: true });
           continue;
         }
         await migrateLegacy(this.functionDir(account, name));
         const latest = (await this.readTraffic(account, name))?.latest ?? 0;
         const versionsDir = this.versionsDir(account, name);
         for (const dir of await listDirs(versionsDir)) {
-          if (dir.startsWith('.') || versionNumber(dir) > latest) await fsp.rm(path.join(versionsDir, dir), { recursive: true, force: true });
+          if (dir.startsWith('.') || versionNumber(dir) > latest) await fsp.rm(containedPath(versionsDir, dir), { recursive: true, force: true });
         }
       }
     }
@@ -74,7 +84,7 @@ export class FunctionFiles {
     const records: FunctionRecord[] = [];
     for (const account of await listDirs(this.root)) {
       if (account.startsWith('.')) continue;
-      for (const name of await listDirs(path.join(this.root, account))) {
+      for (const name of await listDirs(containedPath(this.root, account))) {
         if (name.startsWith('.')) continue;
         const record = await this.read(account, name);
         if (record) records.push(record);
@@ -108,7 +118,7 @@ export class FunctionFiles {
   }
 
   codeDir(manifest: Pick<FunctionManifest, 'account' | 'name' | 'version'>): string {
-    return path.join(this.versionsDir(manifest.account, manifest.name), String(manifest.version), 'code');
+    return path.join(containedPath(this.versionsDir(manifest.account, manifest.name), String(manifest.version)), 'code');
   }
 
   /** Unpacks a bundle aside and describes it as a candidate version (numbered 0). Publishes nothing. */
@@ -131,20 +141,39 @@ export class FunctionFiles {
    * Numbers a staged version, makes it durable, renames it into place, then switches
    * `traffic.json` to `traffic(version, current)`. Run under the function's lock.
    */
-  async publish(staged: StagedVersion, traffic: (version: number, current: TrafficShare[] | undefined) => TrafficShare[]): Promise<FunctionManifest> {
+  async publish(staged: StagedVersion, traffic: (version: number, current: TrafficShare[] | undefined) => TrafficShare[], options: PublishOptions = {}): Promise<FunctionManifest> {
     const { account, name } = staged.manifest;
+    const keep = options.keepVersions ?? this.keepVersions;
     const current = await this.readTraffic(account, name);
     const versionsDir = this.versionsDir(account, name);
     const highest = Math.max(current?.latest ?? 0, ...(await listDirs(versionsDir)).map(versionNumber));
     const manifest: FunctionManifest = { ...staged.manifest, version: highest + 1 };
+    const next = traffic(manifest.version, current?.traffic);
+    if (options.admit) {
+      const kept = current ? ((await this.versions(account, name))?.versions ?? []) : [];
+      await options.admit({ newFunction: !current, addedBytes: manifest.bytes, freedBytes: prunedBytes(kept, manifest.version, keep, next) });
+    }
     await writeFileAtomic(path.join(staged.dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
     await fsyncTree(staged.dir);
-    await fsp.rename(staged.dir, path.join(versionsDir, String(manifest.version)));
+    await fsp.rename(staged.dir, containedPath(versionsDir, String(manifest.version)));
     await fsyncPath(versionsDir);
-    const next = traffic(manifest.version, current?.traffic);
     await this.writeTraffic(account, name, { latest: manifest.version, traffic: next });
-    await this.prune(account, name, manifest.version, next);
+    await this.prune(account, name, manifest.version, next, keep);
     return manifest;
+  }
+
+  /** The account's functions, and its kept versions with their unpacked bytes. */
+  async usage(account: string): Promise<AccountUsage> {
+    const usage: AccountUsage = { functions: 0, versions: 0, codeBytes: 0 };
+    for (const name of await listDirs(containedPath(this.root, account))) {
+      if (name.startsWith('.')) continue;
+      const list = await this.versions(account, name);
+      if (!list) continue;
+      usage.functions++;
+      usage.versions += list.versions.length;
+      for (const m of list.versions) usage.codeBytes += m.bytes;
+    }
+    return usage;
   }
 
   /**
@@ -157,8 +186,8 @@ export class FunctionFiles {
     if (!(await this.readManifest(account, name, version))) {
       await writeFileAtomic(path.join(staged.dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
       await fsyncTree(staged.dir);
-      await fsp.rm(path.join(versionsDir, String(version)), { recursive: true, force: true });
-      await fsp.rename(staged.dir, path.join(versionsDir, String(version)));
+      await fsp.rm(containedPath(versionsDir, String(version)), { recursive: true, force: true });
+      await fsp.rename(staged.dir, containedPath(versionsDir, String(version)));
       await fsyncPath(versionsDir);
     }
     const current = await this.readTraffic(account, name);
@@ -185,15 +214,16 @@ export class FunctionFiles {
   async remove(account: string, name: string): Promise<FunctionManifest | undefined> {
     const record = await this.read(account, name);
     if (!record) return undefined;
-    const graveyard = path.join(this.root, account, `.removed-${name}-${randomBytes(4).toString('hex')}`);
+    const graveyard = containedPath(this.root, account, `.removed-${name}-${randomBytes(4).toString('hex')}`);
     await fsp.rename(this.functionDir(account, name), graveyard);
-    await fsyncPath(path.join(this.root, account));
+    await fsyncPath(containedPath(this.root, account));
     await fsp.rm(graveyard, { recursive: true, force: true });
     return record.serving[0];
   }
 
+  /** Every path of a function starts here: its account and name must be single names (contained-path.ts). */
   private functionDir(account: string, name: string): string {
-    return path.join(this.root, account, name);
+    return containedPath(this.root, account, name);
   }
 
   private versionsDir(account: string, name: string): string {
@@ -209,16 +239,16 @@ export class FunctionFiles {
   }
 
   private readManifest(account: string, name: string, version: number): Promise<FunctionManifest | undefined> {
-    return readJsonFile<FunctionManifest>(path.join(this.versionsDir(account, name), String(version), 'manifest.json'));
+    return readJsonFile<FunctionManifest>(path.join(containedPath(this.versionsDir(account, name), String(version)), 'manifest.json'));
   }
 
-  /** Deletes the versions that are neither serving nor among the newest `keepVersions`. */
-  private async prune(account: string, name: string, latest: number, traffic: TrafficShare[]): Promise<void> {
+  /** Deletes the versions that are neither serving nor among the newest `keep`. */
+  private async prune(account: string, name: string, latest: number, traffic: TrafficShare[], keep: number): Promise<void> {
     const versionsDir = this.versionsDir(account, name);
     for (const dir of await listDirs(versionsDir)) {
       const n = versionNumber(dir);
-      if (n > 0 && isPruned(n, latest, this.keepVersions, traffic)) {
-        await fsp.rm(path.join(versionsDir, dir), { recursive: true, force: true });
+      if (n > 0 && isPruned(n, latest, keep, traffic)) {
+        await fsp.rm(containedPath(versionsDir, dir), { recursive: true, force: true });
       }
     }
   }

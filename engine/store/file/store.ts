@@ -3,6 +3,7 @@ import type { BundleSource } from '../../bundle';
 import { ServiceError } from '../../errors';
 import type { FunctionManifest, FunctionSpec } from '../../manifest';
 import { newAccountId, newKey, newKeyFor, revokeIn, touchIn } from '../keys';
+import { checkQuota } from '../quota';
 import type {
   AccountLimits,
   AccountRecord,
@@ -118,9 +119,16 @@ export class FileStore implements Store {
     let manifest: FunctionManifest;
     try {
       await check(staged.manifest, staged.codeDir);
-      manifest = await this.coordinator.withLock(functionLock(account, spec.name), () =>
-        this.functions.publish(staged, (version, current) => trafficAfterDeploy(current, version, options.percent)),
-      );
+      const { quota } = options;
+      const publish = () =>
+        this.coordinator.withLock(functionLock(account, spec.name), () =>
+          this.functions.publish(staged, (version, current) => trafficAfterDeploy(current, version, options.percent), {
+            keepVersions: options.keepVersions,
+            admit: quota && (async (change) => checkQuota(account, await this.functions.usage(account), change, quota)),
+          }),
+        );
+      // The account's lock orders its deploys, so that two at once cannot both pass on the same usage.
+      manifest = await (quota ? this.coordinator.withLock(`quota:${account}`, publish) : publish());
     } finally {
       await this.functions.discard(staged);
     }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { materializeBundle } from '../../bundle';
+import { containedPath } from '../../contained-path';
 
 /**
  * A node's copy of the code it serves, unpacked once per content hash: `<dir>/<contentHash>/…`. A
@@ -20,7 +21,7 @@ export class CodeCache {
   ) {}
 
   get(hash: string): Promise<string> {
-    const target = path.join(this.dir, hash);
+    const target = containedPath(this.dir, hash);
     if (existsSync(target)) return Promise.resolve(target);
     let pending = this.pending.get(hash);
     if (!pending) {
@@ -32,7 +33,7 @@ export class CodeCache {
 
   /** Moves a folder this node already has (the code it just deployed) into place. */
   async adopt(hash: string, codeDir: string): Promise<void> {
-    const target = path.join(this.dir, hash);
+    const target = containedPath(this.dir, hash);
     if (existsSync(target)) return;
     await fsp.mkdir(this.dir, { recursive: true });
     await fsp.rename(codeDir, target).catch(async (err: NodeJS.ErrnoException) => {

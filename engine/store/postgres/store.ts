@@ -7,6 +7,7 @@ import { ServiceError } from '../../errors';
 import type { FunctionManifest, FunctionSpec } from '../../manifest';
 import { LocalCoordinator, type Coordinator } from '../coordinator';
 import { newKeyFor, revokeIn } from '../keys';
+import { checkQuota, prunedBytes } from '../quota';
 import type {
   AccountLimits,
   AccountRecord,
@@ -188,7 +189,7 @@ export class PostgresStore implements Store {
       await materializeBundle(source, codeDir, options.limits);
       const candidate = await describeVersion(codeDir, account, spec, options.message);
       await check(candidate, codeDir);
-      return await this.publish(candidate, codeDir, (version, current) => trafficAfterDeploy(current, version, options.percent));
+      return await this.publish(candidate, codeDir, (version, current) => trafficAfterDeploy(current, version, options.percent), options);
     } finally {
       await fsp.rm(staging, { recursive: true, force: true });
     }
@@ -263,19 +264,31 @@ export class PostgresStore implements Store {
    * the pruning of old versions and their unused bundles, and the notification. Then the code joins
    * this node's cache.
    */
-  private async publish(candidate: FunctionManifest, codeDir: string, traffic: (version: number, current: TrafficShare[] | undefined) => TrafficShare[]): Promise<FunctionManifest> {
+  private async publish(
+    candidate: FunctionManifest,
+    codeDir: string,
+    traffic: (version: number, current: TrafficShare[] | undefined) => TrafficShare[],
+    options: Pick<DeployOptions, 'quota' | 'keepVersions'> = {},
+  ): Promise<FunctionManifest> {
     const bundle = await packFiles(codeDir, candidate.files);
     const { account, name, contentHash } = candidate;
+    const keep = options.keepVersions ?? this.keepVersions;
     const manifest = await this.write(async (db) => {
+      // The account's row lock orders its deploys, so that two at once cannot both pass on the same usage.
+      if (options.quota) await db.query('SELECT 1 FROM islet_accounts WHERE id = $1 FOR UPDATE', [account]);
       await db.query('INSERT INTO islet_bundles (hash, data, bytes) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING', [contentHash, bundle, bundle.length]);
       const row = (await versionSql.lockFunction(db, account, name, true))!;
       const current = row.traffic.length > 0 ? row.traffic : undefined;
       const stored: FunctionManifest = { ...candidate, version: candidate.version || row.latest + 1 };
       const latest = Math.max(row.latest, stored.version);
       const next = traffic(stored.version, current);
+      if (options.quota) {
+        const freedBytes = prunedBytes(await versionSql.keptSizes(db, account, name), latest, keep, next);
+        checkQuota(account, await versionSql.accountUsage(db, account), { newFunction: current === undefined, addedBytes: stored.bytes, freedBytes }, options.quota);
+      }
       await versionSql.insertVersion(db, stored);
       await versionSql.writeTraffic(db, account, name, next, latest);
-      await versionSql.dropUnusedBundles(db, await versionSql.prune(db, account, name, latest, this.keepVersions, next));
+      await versionSql.dropUnusedBundles(db, await versionSql.prune(db, account, name, latest, keep, next));
       return { result: stored, change: { kind: 'function', account, name } };
     });
     // The version is stored; not having it in this node's cache only costs a fetch later.

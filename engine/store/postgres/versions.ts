@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 import { ServiceError } from '../../errors';
 import type { FunctionManifest } from '../../manifest';
+import type { AccountUsage } from '../quota';
 import type { FunctionRecord, TrafficShare, VersionList } from '../store';
 import { isPruned, missingVersion } from '../traffic';
 
@@ -80,6 +81,23 @@ export async function listVersions(db: Db, account: string, name: string): Promi
   const row = rows[0];
   if (!row || row.traffic.length === 0) return undefined;
   return { latest: row.latest, traffic: row.traffic, versions: row.versions };
+}
+
+/** An account's functions (those with a serving version) and its kept versions with their unpacked bytes. */
+export async function accountUsage(db: Db, account: string): Promise<AccountUsage> {
+  const { rows } = await db.query<{ functions: string; versions: string; bytes: string }>(
+    `SELECT (SELECT count(*) FROM islet_functions WHERE account_id = $1 AND traffic <> '[]'::jsonb) AS functions,
+       count(*) AS versions, coalesce(sum((manifest->>'bytes')::bigint), 0) AS bytes
+     FROM islet_versions WHERE account_id = $1`,
+    [account],
+  );
+  return { functions: Number(rows[0]!.functions), versions: Number(rows[0]!.versions), codeBytes: Number(rows[0]!.bytes) };
+}
+
+/** A function's kept versions with their unpacked bytes. */
+export async function keptSizes(db: Db, account: string, name: string): Promise<{ version: number; bytes: number }[]> {
+  const { rows } = await db.query<{ version: number; bytes: string }>(`SELECT version, (manifest->>'bytes')::bigint AS bytes FROM islet_versions WHERE account_id = $1 AND function_name = $2`, [account, name]);
+  return rows.map((r) => ({ version: r.version, bytes: Number(r.bytes) }));
 }
 
 /** Deletes the bundles among `hashes` that no version uses any more. */
