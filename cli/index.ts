@@ -11,6 +11,7 @@ import { perf } from './commands/perf';
 import { createKey, listKeys, revokeKey } from './commands/keys';
 import { stats } from './commands/stats';
 import { promote, rollback, traffic, versions } from './commands/versions';
+import { keyOrigin } from './config';
 import { CliError } from './errors';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -85,12 +86,14 @@ export function buildCli() {
     .option('--json', 'Print JSON (with a series per time slot)')
     .action(async (name: string, options: { window: string; json?: boolean }) => out(await stats(name, { window: String(options.window), json: options.json })));
 
-  cli.command('invoke <name>', 'Call a function and print its response body')
-    .option('--data <json>', 'JSON request body')
+  cli.command('invoke <name>', 'Call a function and print its response body (whatever its status; 400 and over also exit 1)')
+    .option('--data <json>', 'JSON request body, or @file / @- (standard input) to send a file as it is')
     .option('--query <key=value>', 'Query parameter (repeatable)')
     .option('--method <method>', 'HTTP method', { default: 'POST' })
     .option('--path <path>', 'Path after the function name, e.g. /items/42')
-    .action(async (name: string, options: { data?: string; query?: string | string[]; method?: string; path?: string }) => out(await invoke(name, options)));
+    .option('-i, --include', 'Print the status line and the headers before the body')
+    .action(async (name: string, options: { data?: string | number; query?: string | string[]; method?: string; path?: string; include?: boolean }) =>
+      invoke(name, { ...options, data: options.data === undefined ? undefined : String(options.data), include: Boolean(options.include) }));
 
   cli.command('remove <name>', 'Remove a deployed function')
     .action(async (name: string) => out(await remove(name)));
@@ -176,6 +179,16 @@ export function buildCli() {
   return cli;
 }
 
+/** Refusals of the key that say which key it was, when the CLI knows where it came from. */
+const KEY_REFUSALS = new Set(['ERR_FORBIDDEN', 'ERR_BAD_KEY', 'ERR_NO_KEY']);
+
+/** A refusal of the key, with where that key came from (a variable, or the login file). */
+function withKeyOrigin(err: ServerError): string {
+  const origin = keyOrigin();
+  if (!KEY_REFUSALS.has(err.body.errorCode) || origin === undefined) return err.message;
+  return `${err.message} (the key came from ${origin})`;
+}
+
 export async function main(argv: string[]): Promise<void> {
   const cli = buildCli();
   try {
@@ -187,7 +200,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     await cli.runMatchedCommand();
   } catch (err) {
-    const message = err instanceof CliError || err instanceof ServerError ? err.message : err instanceof Error ? err.message : String(err);
+    const message = err instanceof ServerError ? withKeyOrigin(err) : err instanceof Error ? err.message : String(err);
     const detail = err instanceof CliError && err.detail ? `${err.detail.replace(/\n*$/, '')}\n` : '';
     process.stderr.write(`islet: ${message.split('\n')[0]}\n${detail}`);
     process.exitCode = err instanceof CliError ? err.exitCode : 1;

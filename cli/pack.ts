@@ -1,3 +1,5 @@
+import { readdirSync, statSync } from 'node:fs';
+import * as path from 'node:path';
 import { createGzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
@@ -8,6 +10,9 @@ export interface PackOptions {
    * (`*.so`, `*.pyd`, `*.dylib`) and bytecode caches (`__pycache__`, `*.pyc`).
    */
   python?: boolean;
+  /** Whether a file or folder is packed (beyond the rules above); what it leaves out is counted in `leftOut`. */
+  keep?: (rel: string, isDir: boolean) => boolean;
+  leftOut?: { files: number; bytes: number };
 }
 
 /**
@@ -30,6 +35,17 @@ export async function packFolder(dir: string, options: PackOptions = {}): Promis
           if (p === '.git' || p.startsWith('.git/')) return false;
           if ('isSymbolicLink' in stat && stat.isSymbolicLink() && /(^|\/)node_modules\/\.bin\//.test(p)) return false;
           if (options.python && (/(^|\/)__pycache__(\/|$)/.test(p) || /\.(so|pyd|dylib|pyc)$/.test(p))) return false;
+          if (options.keep && p !== '.') {
+            const isDir = 'isDirectory' in stat && stat.isDirectory();
+            if (options.keep(p, isDir)) return true;
+            if (options.leftOut) {
+              // A folder left out is counted by its files.
+              const counted = isDir ? countFiles(path.join(dir, p)) : { files: 1, bytes: stat.size };
+              options.leftOut.files += counted.files;
+              options.leftOut.bytes += counted.bytes;
+            }
+            return false;
+          }
           return true;
         },
       },
@@ -41,4 +57,21 @@ export async function packFolder(dir: string, options: PackOptions = {}): Promis
     },
   );
   return Buffer.concat(chunks);
+}
+
+/** Files (regular ones, symlinks not followed) under a folder and their bytes. */
+function countFiles(dir: string): { files: number; bytes: number } {
+  const total = { files: 0, bytes: 0 };
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const inner = countFiles(full);
+      total.files += inner.files;
+      total.bytes += inner.bytes;
+    } else if (entry.isFile()) {
+      total.files += 1;
+      total.bytes += statSync(full).size;
+    }
+  }
+  return total;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
-import { RUNTIMES } from '../engine/manifest';
+import { RUNTIMES, unknownRuntime } from '../engine/manifest';
 import { CliError } from './errors';
 
 /** One function of service.yml, ready to deploy (env resolved to strings). */
@@ -100,7 +100,7 @@ export function readServiceFile(dir: string, shownDir = dir): ServiceFile {
         return (pair.value as { value: string }).value;
       };
       const runtime = str('runtime', true)!;
-      if (!(RUNTIMES as readonly string[]).includes(runtime)) fail(get('runtime')!.value as Node, `${key}.runtime`, `unknown runtime "${runtime}" (expected one of ${RUNTIMES.join(', ')})`);
+      if (!(RUNTIMES as readonly string[]).includes(runtime)) fail(get('runtime')!.value as Node, `${key}.runtime`, unknownRuntime(runtime));
       const fileName = str('file', true)!;
       try {
         readFileSync(path.join(dir, fileName));

@@ -74,10 +74,17 @@ export class Admission {
     private readonly limits: Limits,
   ) {}
 
-  /** A call of a secured function: any valid key of the account (both scopes may call). */
-  checkCallKey(accountId: string, apiKey: string | undefined, functionName: string): void {
+  /** A call of a secured function: any valid key of the account (both scopes may call); answers the key's record. */
+  checkCallKey(accountId: string, apiKey: string | undefined, functionName: string): ApiKeyRecord {
     if (!apiKey) throw new ServiceError('ERR_NO_KEY', `function ${functionName} is secured: send an API key of the account in the X-Service-Api-Key header`);
-    if (!this.catalog.verifyKey(accountId, apiKey)) throw new ServiceError('ERR_BAD_KEY', `the API key is not valid for account ${accountId}`);
+    const key = this.catalog.verifyKey(accountId, apiKey);
+    if (!key) throw new ServiceError('ERR_BAD_KEY', `the API key is not valid for account ${accountId}`);
+    return key;
+  }
+
+  /** The key a call of a public function came with, when it is one of the account's (no refusal: a public function takes any call). */
+  callerOf(accountId: string, apiKey: string | undefined): ApiKeyRecord | undefined {
+    return apiKey ? this.catalog.verifyKey(accountId, apiKey) : undefined;
   }
 
   /** A management request on `accountId` that needs `scope`; answers the key's record. */

@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { clientError, errorResponse, responseHeaders } from './error-answer';
@@ -23,7 +24,7 @@ import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
 import { History } from './stats/history';
 import { Catalog } from './store/catalog';
 import { functionsExceeded, type DeployQuota } from './store/quota';
-import type { NewAccount, Store, StoreHealth } from './store/store';
+import type { ApiKeyRecord, NewAccount, Store, StoreHealth } from './store/store';
 import { checkPercent } from './store/traffic';
 
 export { clientError, errorResponse, responseHeaders };
@@ -138,9 +139,11 @@ export class Engine {
   private readonly observer: CallObserver;
   private readonly logReader: LogReader;
   private readonly runtimes = new Map<RuntimeName, Runtime>();
-  /** The first name of each runtime (`/healthz`). */
+  /** Every runtime name served, aliases included (`/healthz`). */
   private readonly runtimeNames: string[] = [];
   private readonly selfPorts: number[] = [];
+  /** Cold starts in progress, by the call that started each (see servicesFor). */
+  private readonly loadingFor = new Map<string, { requestId: string | undefined }>();
 
   private constructor(options: EngineOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -182,7 +185,7 @@ export class Engine {
     };
     for (const registration of options.runtimes) {
       const runtime = registration.create(context);
-      this.runtimeNames.push(registration.names[0]!);
+      this.runtimeNames.push(...registration.names);
       for (const name of registration.names) this.runtimes.set(name, runtime);
     }
   }
@@ -223,7 +226,11 @@ export class Engine {
     // One function too many is refused before its bundle is unpacked; the store checks again, under the account's lock.
     const functions = this.catalog.list(accountId).length;
     if (!this.catalog.function(accountId, spec.name) && functions >= quota.maxFunctions) throw functionsExceeded(accountId, functions, quota.maxFunctions);
-    return this.store.deploy(accountId, spec, source, (candidate, codeDir) => runtime.validate(candidate, codeDir, this.servicesFor(candidate)), {
+    // What the check learns is kept in the manifest it checked, which the store then writes.
+    const check = async (candidate: FunctionManifest, codeDir: string) => {
+      candidate.style = (await runtime.validate(candidate, codeDir, this.servicesFor(candidate))).style;
+    };
+    return this.store.deploy(accountId, spec, source, check, {
       message: request.message || undefined,
       percent,
       quota,
@@ -300,8 +307,11 @@ export class Engine {
     const { accountId, functionName } = request;
     let manifest: FunctionManifest;
     let stats: FunctionStats;
+    let caller: ApiKeyRecord | undefined;
     try {
-      if (!isPublicName(functionName)) this.admission.checkCallKey(accountId, request.apiKey, functionName);
+      // A path that names no function is a mistake in the URL, whatever the key.
+      if (functionName === '') throw new ServiceError('ERR_NO_SUCH_FUNCTION', `the path names no function: call /v2/run/${accountId || '<account>'}/<function>`);
+      caller = isPublicName(functionName) ? this.admission.callerOf(accountId, request.apiKey) : this.admission.checkCallKey(accountId, request.apiKey, functionName);
       const entry = isFunctionName(functionName) ? this.catalog.function(accountId, functionName) : undefined;
       if (!entry) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${functionName} in account ${accountId}`);
       // The sticky key is looked up only when two versions share the calls.
@@ -327,6 +337,7 @@ export class Engine {
       else respond(refusal);
       return;
     }
+    tellCaller(request.headers, caller);
     this.run(manifest, stats, gate, request, requestId, respond);
   }
 
@@ -385,6 +396,7 @@ export class Engine {
       }
       stats.inflight--;
       gate.inflight--;
+      if (waitingSince !== 0) this.loaded(requestId);
       if (outcome.ok) {
         const { status, headers, body } = outcome.response;
         this.observer.callEnded(stats, manifest, requestId, request.method, status, undefined, durationUs, waitedUs);
@@ -402,7 +414,7 @@ export class Engine {
     };
     let acquired: Instance | Promise<Instance>;
     try {
-      acquired = this.instanceFor(manifest, stats);
+      acquired = this.instanceFor(manifest, stats, requestId);
     } catch (err) {
       done({ ok: false, error: clientError(err, requestId) });
       return;
@@ -413,13 +425,18 @@ export class Engine {
     } else start(acquired);
   }
 
-  private instanceFor(manifest: FunctionManifest, stats: FunctionStats): Instance | Promise<Instance> {
+  private instanceFor(manifest: FunctionManifest, stats: FunctionStats, requestId: string): Instance | Promise<Instance> {
     const runtime = this.runtimeFor(manifest.runtime);
+    // The warm cache calls the factory again to scale the version out, for no call.
+    let starter: string | undefined = requestId;
     return this.pool.acquire(
       manifest,
       () => {
         stats.coldStarts++;
-        return this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.servicesFor(manifest)));
+        const attribution = starter === undefined ? undefined : { requestId: starter as string | undefined };
+        if (starter !== undefined) this.loadingFor.set(starter, attribution!);
+        starter = undefined;
+        return this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.servicesFor(manifest, attribution)));
       },
       () => this.catalog.isServing(manifest),
     );
@@ -431,14 +448,29 @@ export class Engine {
     return runtime;
   }
 
-  /** The capabilities a function's sandbox gets: its logs, guarded fetch, and sdk.invoke. */
-  private servicesFor(manifest: FunctionManifest): InstanceServices {
+  /** The call whose cold start loads an instance ended: lines of no request are that instance's own again. */
+  private loaded(requestId: string): void {
+    const attribution = this.loadingFor.get(requestId);
+    if (attribution === undefined) return;
+    attribution.requestId = undefined;
+    this.loadingFor.delete(requestId);
+  }
+
+  /**
+   * The capabilities a function's sandbox gets: its logs, guarded fetch, and sdk.invoke. Lines
+   * written while the instance loads for a call's cold start (module code, Python's import-time
+   * warnings) belong to no request in the sandbox: `attribution` gives them that call's id.
+   */
+  private servicesFor(manifest: FunctionManifest, attribution?: { requestId: string | undefined }): InstanceServices {
     const logKey = `${manifest.account}/${manifest.name}`;
     const timeoutMs = manifest.timeoutMs ?? this.limits.timeoutMs;
     return {
       hostWork: (task) => this.hostWork.run(manifest.account, task, timeoutMs),
       log: (requestId, level, message) => {
-        if (this.logBudget.take(manifest.account, message.length)) this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId, level, message }));
+        const id = requestId === '' && attribution?.requestId !== undefined ? attribution.requestId : requestId;
+        // Colour codes (Hono's logger(), chalk) read as escapes in `islet logs` and boxes in the console: kept out of the logs.
+        const text = message.includes('\x1b') || message.includes('\x9b') ? stripVTControlCharacters(message) : message;
+        if (this.logBudget.take(manifest.account, text.length)) this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId: id, level, message: text }));
         else this.logs.countDropped(logKey);
       },
       fetch: (request, body, budget, bodies) => this.egress.fetch(request, body, budget, manifest.account, bodies),
@@ -461,4 +493,22 @@ export class Engine {
       },
     };
   }
+}
+
+/** The request headers that name the caller's key to the function (set by the server alone). */
+export const CALLER_KEY_NAME = 'x-service-key-name';
+export const CALLER_KEY_SCOPE = 'x-service-key-scope';
+
+/**
+ * What a function sees of who called it: never the key itself (header-logging middleware would
+ * write it where others read it), but its name and scope, when the call came with a valid key of
+ * the account. A caller's own headers of those names are dropped, so the function can trust them.
+ */
+function tellCaller(headers: Record<string, string>, caller: ApiKeyRecord | undefined): void {
+  if (headers['x-service-api-key'] !== undefined) delete headers['x-service-api-key'];
+  if (headers[CALLER_KEY_NAME] !== undefined) delete headers[CALLER_KEY_NAME];
+  if (headers[CALLER_KEY_SCOPE] !== undefined) delete headers[CALLER_KEY_SCOPE];
+  if (caller === undefined) return;
+  headers[CALLER_KEY_NAME] = caller.name;
+  headers[CALLER_KEY_SCOPE] = caller.scope;
 }

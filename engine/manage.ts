@@ -99,7 +99,7 @@ export class Management {
 }
 
 export function describeKey(k: ApiKeyRecord, lastUsedAt = k.lastUsedAt): KeyDescription {
-  return { id: k.id, name: k.name, scope: k.scope, createdAt: k.createdAt, lastUsedAt, ...(k.revokedAt ? { revokedAt: k.revokedAt } : {}) };
+  return { id: k.id, name: k.name, scope: k.scope, createdAt: k.createdAt, lastUsedAt: lastUsedAt ?? null, ...(k.revokedAt ? { revokedAt: k.revokedAt } : {}) };
 }
 
 /** A version as listings show it, with its share of the calls (0 when it does not serve). */

@@ -4,6 +4,24 @@ import type { Limits } from './limits';
 export const RUNTIMES = ['node8', 'python2', 'python3'] as const;
 export type RuntimeName = (typeof RUNTIMES)[number];
 
+/**
+ * Why a runtime name is refused. A Node or Python version's name is not made an alias of node8 or
+ * python3: node8 is a V8 isolate with the Node built-ins that fit a sandbox (no servers, sockets or
+ * writes), not the Node.js of that version, and a name that promised it would be read back in every
+ * listing. The refusal says which name to write instead.
+ */
+export function unknownRuntime(runtime: unknown): string {
+  const shown = JSON.stringify(runtime);
+  const expected = `expected one of ${RUNTIMES.join(', ')}`;
+  if (typeof runtime === 'string' && /^(node(js)?[\d.x]*|javascript|js|typescript|ts|bun|deno)$/i.test(runtime)) {
+    return `unknown runtime ${shown}: JavaScript and TypeScript run as node8 (a V8 isolate with the Node built-ins that fit a sandbox, whichever Node version the code was written for); write runtime: node8`;
+  }
+  if (typeof runtime === 'string' && /^(python|py|cpython)[\d.]*$/i.test(runtime)) {
+    return `unknown runtime ${shown}: Python runs as python3 (CPython 3.14 in Pyodide; python2 is the same with the Python 2 names that are cheap to provide); write runtime: python3`;
+  }
+  return `unknown runtime ${shown} (${expected})`;
+}
+
 /** What a deploy asks for: one entry of `service.yml`, with env already resolved to strings. */
 export interface FunctionSpec {
   name: string;
@@ -30,7 +48,16 @@ export interface FunctionManifest extends FunctionSpec {
   /** Relative POSIX paths of every deployed file. */
   files: string[];
   bytes: number;
+  /**
+   * How the entry is called, as the deploy's check found it: `handler(body, context)`, or a
+   * default export's `fetch(request, env, ctx)` (node8). Absent in versions deployed before islet
+   * kept it.
+   */
+  style?: HandlerStyle;
 }
+
+/** How a function's entry is called (see FunctionManifest.style). */
+export type HandlerStyle = 'handler' | 'fetch';
 
 const FUNCTION_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -82,7 +109,7 @@ export function validateSpec(input: unknown, limits: Limits): FunctionSpec {
   }
   const runtime = spec.runtime;
   if (typeof runtime !== 'string' || !(RUNTIMES as readonly string[]).includes(runtime)) {
-    throw invalid(`functions.${name}.runtime: unknown runtime ${JSON.stringify(runtime)} (expected one of ${RUNTIMES.join(', ')})`, 'runtime');
+    throw invalid(`functions.${name}.runtime: ${unknownRuntime(runtime)}`, 'runtime');
   }
   const file = spec.file;
   if (typeof file !== 'string' || file.length === 0) throw invalid(`functions.${name}.file: must be a file path`, 'file');
@@ -150,6 +177,8 @@ export interface FunctionDescription {
   timeoutMs: number | undefined;
   memoryMb: number | undefined;
   public: boolean;
+  /** How the entry is called (undefined for versions deployed before islet kept it). */
+  style: HandlerStyle | undefined;
   /** The versions serving and their shares of the calls (in a function's description). */
   traffic?: { version: number; percent: number }[];
 }
@@ -170,6 +199,7 @@ export function describeFunction(m: FunctionManifest, traffic?: { version: numbe
     timeoutMs: m.timeoutMs,
     memoryMb: m.memoryMb,
     public: isPublicName(m.name),
+    style: m.style,
     ...(traffic ? { traffic } : {}),
   };
 }

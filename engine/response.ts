@@ -3,8 +3,13 @@ import type { FunctionResponse } from './runtime';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-/** Headers the server owns: a function cannot set them. */
-const RESERVED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'date', 'x-service-request-id', 'x-service-duration-usecs']);
+/**
+ * Headers the server owns: a function cannot set them. Every `X-Service-*` name is the server's:
+ * a function that answers with a Response it fetched from islet (another function's) would
+ * otherwise send that call's X-Service-Version and request id beside its own.
+ */
+const RESERVED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'date']);
+const SERVER_PREFIX = 'x-service-';
 
 /**
  * Validates the headers of an explicit response (untrusted: they come from user code) and drops
@@ -19,7 +24,8 @@ export function checkResponseHeaders(headers: unknown): Record<string, string> {
     if (!TOKEN.test(name)) throw new ServiceError('ERR_BAD_RESPONSE', `response header name ${JSON.stringify(name)} is not a valid HTTP header name`);
     if (typeof value !== 'string') throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} must be a string, got ${value === null ? 'null' : typeof value}`);
     if (!FIELD_VALUE.test(value)) throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} contains characters not allowed in a header value`);
-    if (RESERVED.has(name.toLowerCase())) continue;
+    const lower = name.toLowerCase();
+    if (RESERVED.has(lower) || lower.startsWith(SERVER_PREFIX)) continue;
     out[name] = value;
   }
   return out;

@@ -5,7 +5,7 @@ import type { InvokeAnswer, InvokeRequest } from './capabilities/invoke/ops';
 import { ServiceError } from './errors';
 import type { HostTask, HostTaskAnswer } from './host-work/task';
 import type { HostMemoryBudget } from './isolate/host-memory';
-import type { FunctionManifest } from './manifest';
+import type { FunctionManifest, HandlerStyle } from './manifest';
 import { ISLET_FRAME } from './sandbox/protocol';
 
 /** One invocation as a runtime sees it (already authenticated and routed). */
@@ -41,6 +41,8 @@ export interface Instance {
   readonly sizeMb: number;
   /** Time spent running code so far, in ms (not time awaiting I/O): the warm cache scales busy versions on it. */
   cpuTimeMs?(): number;
+  /** How its entry is called, once its code has loaded (node8 tells the two styles apart; Python's is a handler). */
+  readonly style?: HandlerStyle;
   /** Runs one call; `done` is called exactly once, with the handler's response or the error. */
   call(input: CallInput, done: (outcome: CallOutcome) => void): void;
   /** Takes no new calls; disposed once the running ones finish. */
@@ -70,8 +72,8 @@ export interface InstanceServices {
 export interface Runtime {
   /** Loads a version into a fresh instance. Throws ERR_FUNCTION_FAILED when its code cannot load. */
   createInstance(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<Instance>;
-  /** Deploy-time check of unpacked code; throws ERR_INVALID_FUNCTION naming file and line. */
-  validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void>;
+  /** Deploy-time check of unpacked code; throws ERR_INVALID_FUNCTION naming file and line. Answers what it found out. */
+  validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<ValidatedCode>;
   /** Releases what the runtime holds besides instances (spare isolates). */
   close?(): void | Promise<void>;
 }
@@ -79,8 +81,13 @@ export interface Runtime {
 /** Time allowed for a function's module-level code when a deploy validates it. */
 export const VALIDATE_TIMEOUT_MS = 10_000;
 
+/** What a deploy's check learns of the code, to keep with the version. */
+export interface ValidatedCode {
+  style: HandlerStyle;
+}
+
 /** Deploy-time validation shared by the runtimes: load the code in a fresh instance, then drop it. */
-export async function validateByLoading(manifest: FunctionManifest, load: () => Promise<Instance>): Promise<void> {
+export async function validateByLoading(manifest: FunctionManifest, load: () => Promise<Instance>): Promise<ValidatedCode> {
   let instance: Instance;
   try {
     instance = await load();
@@ -95,7 +102,9 @@ export async function validateByLoading(manifest: FunctionManifest, load: () => 
     }
     throw err;
   }
+  const style = instance.style ?? 'handler';
   instance.dispose();
+  return { style };
 }
 
 /** A frame of the host, not of user code: isolated-vm's boundary, Node's internals, islet's own files, Pyodide's loader. */

@@ -12,7 +12,8 @@ export interface KeyDescription {
   name: string;
   scope: KeyScope;
   createdAt: string;
-  lastUsedAt: string | undefined;
+  /** null until the key is first used. */
+  lastUsedAt: string | null;
   revokedAt?: string;
 }
 

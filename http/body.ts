@@ -55,3 +55,21 @@ export function readHeaders(req: { forEach(cb: (name: string, value: string) => 
   });
   return headers;
 }
+
+/**
+ * Every header of a call, without its key (`X-Service-Api-Key`), which is handed on apart and
+ * never reaches the function.
+ */
+export function readCallHeaders(req: { forEach(cb: (name: string, value: string) => void): void }): { headers: Record<string, string>; apiKey: string | undefined } {
+  const headers: Record<string, string> = {};
+  let apiKey: string | undefined;
+  req.forEach((name, value) => {
+    if (name === 'x-service-api-key') {
+      apiKey = apiKey === undefined ? value : `${apiKey}, ${value}`;
+      return;
+    }
+    const prior = headers[name];
+    headers[name] = prior === undefined ? value : `${prior}, ${value}`;
+  });
+  return { headers, apiKey };
+}

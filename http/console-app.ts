@@ -50,6 +50,32 @@ export function addConsoleRedirect(app: TemplatedApp, locate: (host: string) => 
   app.get('/console/*', redirect);
 }
 
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const { version } = require('../../package.json') as { version: string };
+
+/**
+ * The function port's `/`: what this server is and where its console is, instead of a JSON 404. A
+ * browser (asking for HTML) is sent on to the console; anything else reads the text.
+ */
+export function addFunctionPortRoot(app: TemplatedApp, locate: (host: string) => string | undefined): void {
+  app.any('/', (res, req) => {
+    const state = watch(res);
+    const method = req.getMethod();
+    if (method !== 'get' && method !== 'head') {
+      answerError(res, state, new ServiceError('ERR_NOT_FOUND', `no route for ${method.toUpperCase()} /: functions are called at /v2/run/<account>/<function>`));
+      return;
+    }
+    const where = locate(req.getHeader('host'));
+    const text =
+      `islet ${version}: functions run at /v2/run/<account>/<function> on this port.\n` +
+      `The web console: ${where ?? 'none (this server was started with --console-port 0)'}\n` +
+      'Health: /healthz. The management API, the CLI and the rest: see the README.\n';
+    const headers = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...NOSNIFF };
+    if (where !== undefined && /\btext\/html\b/.test(req.getHeader('accept'))) writeResponse(res, state, 302, { ...headers, location: where }, text, method === 'head');
+    else writeResponse(res, state, 200, headers, text, method === 'head');
+  });
+}
+
 /** The host name of a Host header (`example.com:8080`, `[::1]:8080`), or undefined when it is not one. */
 export function hostNameOf(host: string): string | undefined {
   return /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/.exec(host)?.[1];

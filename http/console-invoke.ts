@@ -102,11 +102,14 @@ export function readConsoleCall(bytes: Uint8Array): InvokeRequest {
   const body = Buffer.from(body64, 'base64');
   const headers = requestHeaders(call.headers);
   if (body.byteLength > 0) headers['content-length'] = String(body.byteLength);
+  // The key goes on apart, as the function port hands it on: never to the function.
+  const apiKey = headers['x-service-api-key'];
+  delete headers['x-service-api-key'];
   return {
     method: method.toUpperCase(),
     accountId: account,
     functionName: name,
-    apiKey: headers['x-service-api-key'],
+    apiKey,
     path: path === '' ? '/' : path,
     rawQuery: query,
     headers,

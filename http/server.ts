@@ -4,8 +4,8 @@ import { Engine, errorResponse, type InvokeRequest, type InvokeResponse } from '
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { writeAnswerHeaders } from './answer';
-import { readBody, readHeaders } from './body';
-import { addConsolePortRoutes, addConsoleRedirect, hostNameOf } from './console-app';
+import { readBody, readCallHeaders } from './body';
+import { addConsolePortRoutes, addConsoleRedirect, addFunctionPortRoot, hostNameOf } from './console-app';
 import { addHealthRoute } from './health';
 import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
@@ -86,12 +86,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   addManagementRoutes(app, engine, counter, options.peers);
   addMetricsRoute(app, engine, options.metricsToken, options.peers);
   addLiveLogsRoute(app, engine, logsAccess(engine));
-  addConsoleRedirect(app, (host) => {
+  const consoleAt = (host: string): string | undefined => {
     if (options.consoleOrigin !== undefined) return `${options.consoleOrigin}/console/`;
     if (consolePort === undefined) return undefined;
     const name = hostNameOf(host);
     return `${name === undefined ? urlOf(consolePort) : `http://${name}:${consolePort}`}/console/`;
-  });
+  };
+  addConsoleRedirect(app, consoleAt);
+  addFunctionPortRoot(app, consoleAt);
   addHealthRoute(app, engine, options.metricsToken, options.health);
   app.any('/*', (res, req) => {
     const head = req.getMethod() === 'head';
@@ -181,12 +183,12 @@ function readCall(req: HttpRequest): InvokeRequest {
   const slash2 = afterAccount.indexOf('/');
   const functionName = slash2 === -1 ? afterAccount : afterAccount.slice(0, slash2);
   const path = slash2 === -1 ? '/' : afterAccount.slice(slash2);
-  const headers = readHeaders(req);
+  const { headers, apiKey } = readCallHeaders(req);
   return {
     method: req.getMethod().toUpperCase(),
     accountId: safeDecode(accountId),
     functionName: safeDecode(functionName),
-    apiKey: headers['x-service-api-key'],
+    apiKey,
     path,
     rawQuery: req.getQuery() ?? '',
     headers,

@@ -8,11 +8,12 @@ import { toArrayBuffer } from '../engine/bytes';
 import { ServiceError } from '../engine/errors';
 import type { FunctionManifest } from '../engine/manifest';
 import { takeEntryPoints, type BlankIsolate } from '../engine/isolate/bridge';
+import { PREBUILT_SNAPSHOT_DIR, SNAPSHOT_MAKER, snapshotName } from './snapshot-name';
 import { installLibraries } from '../engine/isolate/libraries';
 import { IsolateInstance } from '../engine/isolate/instance';
 import { RUNTIME_FILENAME } from '../engine/sandbox/protocol';
 import { installPythonBridge, type PythonBridge } from './bridge';
-import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../engine/runtime';
+import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime, type ValidatedCode } from '../engine/runtime';
 
 export interface PythonRuntimeOptions {
   defaultTimeoutMs: number;
@@ -38,9 +39,6 @@ interface Assets {
 }
 
 const PYODIDE_DIR = path.dirname(require.resolve('pyodide/package.json'));
-const SNAPSHOT_MAKER = path.resolve(__dirname, '..', '..', 'python', 'make-snapshot.mjs');
-/** islet's Python side, which the snapshot holds (see make-snapshot.mjs). */
-const SNAPSHOT_PYTHON = ['python/sandbox/runtime.py', 'engine/capabilities/fetch/guest/net.py', 'python/sandbox/stdlib.py'].map((file) => path.resolve(__dirname, '..', '..', file));
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
 /** Time allowed to boot an interpreter from the snapshot. */
 const BOOT_TIMEOUT_MS = 30_000;
@@ -58,22 +56,27 @@ export class PythonRuntime implements Runtime {
     return this.load(manifest, codeDir, services, manifest.timeoutMs ?? this.options.defaultTimeoutMs);
   }
 
-  validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void> {
+  validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<ValidatedCode> {
     return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS)));
   }
 
-  /** The snapshot file for this Pyodide version and snapshot recipe (the maker and the Python it loads). */
+  /** The snapshot file: the one the build made, else this server's own (made at first use). */
   snapshotFile(): string {
-    const version = (JSON.parse(readFileSync(path.join(PYODIDE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
-    const recipe = createHash('sha256');
-    for (const file of [SNAPSHOT_MAKER, ...SNAPSHOT_PYTHON]) recipe.update(readFileSync(file));
-    return path.join(this.options.cacheDir, `python-${version}-${recipe.digest('hex').slice(0, 12)}.snapshot`);
+    const name = snapshotName();
+    const prebuilt = path.join(PREBUILT_SNAPSHOT_DIR, name);
+    return existsSync(prebuilt) ? prebuilt : path.join(this.options.cacheDir, name);
   }
 
   private loadAssets(): Promise<Assets> {
     this.assets ??= (async () => {
       const file = this.snapshotFile();
-      if (!existsSync(file)) await makeSnapshot(file);
+      if (!existsSync(file)) {
+        // Said while it happens: the deploy or call that waits for it is otherwise silent.
+        const started = performance.now();
+        console.error(`[islet] making Python's memory snapshot in ${path.dirname(file)}, once (the build makes it ahead; about 5 s of CPU)`);
+        await makeSnapshot(file);
+        console.error(`[islet] Python's memory snapshot made in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      }
       const read = (name: string) => fsp.readFile(path.join(PYODIDE_DIR, name));
       const [wasm, stdlib, snapshot, lock, asm, loader, sandbox] = await Promise.all([
         read('pyodide.asm.wasm'), read('python_stdlib.zip'), fsp.readFile(file), read('pyodide-lock.json'), read('pyodide.asm.mjs'), read('pyodide.mjs'), fsp.readFile(SANDBOX_FILE),

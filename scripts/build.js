@@ -3,6 +3,7 @@
 // that runs inside isolates (the two runtimes, one script each, and islet's libraries), and the web console.
 'use strict';
 const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const esbuild = require('esbuild');
 const { buildConsole } = require('./build-console');
@@ -19,7 +20,14 @@ function run(cmd, args) {
   }
 }
 
+// Each step says what it builds as it starts (npm install runs this as its prepare step, and a
+// silent minute on a loaded machine looked like a hang), and the whole build its time at the end.
+const started = Date.now();
+const step = (what) => console.log(`islet build: ${what}`);
+
+step('compiling the TypeScript (the server, the CLI, the tests)');
 run(bin('tsc'), ['-p', 'tsconfig.json']);
+step('type-checking the code that runs inside isolates, and the console');
 run(bin('tsc'), ['-p', 'engine/sandbox/tsconfig.json']);
 run(bin('tsc'), ['-p', 'python/sandbox/tsconfig.json']);
 run(bin('tsc'), ['-p', 'console/tsconfig.json']);
@@ -44,6 +52,7 @@ const common = {
 };
 
 async function main() {
+  step('bundling the runtimes and libraries that run inside isolates');
   // The runtimes that run inside isolates.
   for (const [entry, outfile] of [
     ['engine/node8/sandbox/index.ts', 'dist/engine/node8/sandbox.js'],
@@ -64,8 +73,29 @@ async function main() {
       }),
     ),
   );
+  step('bundling the web console');
   const consoleFiles = await buildConsole(root);
   if (process.env.ISLET_BUILD_SIZES) for (const f of consoleFiles) console.log(`console ${f.file}: ${f.bytes} bytes, ${f.gzipped} gzipped`);
+  makePythonSnapshot();
+  console.log(`islet build: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/**
+ * Python's memory snapshot, which every Python interpreter boots from, made here once (for this
+ * Pyodide and islet's Python) instead of by each server at its first Python deploy, which took
+ * 13 s of a new user's first deploy. A failure here is not the build's: a server makes it then.
+ */
+function makePythonSnapshot() {
+  const { PREBUILT_SNAPSHOT_DIR, SNAPSHOT_MAKER, snapshotName } = require(path.join(root, 'dist', 'python', 'snapshot-name.js'));
+  const file = path.join(PREBUILT_SNAPSHOT_DIR, snapshotName());
+  if (fs.existsSync(file)) return;
+  step("making Python's memory snapshot, once (about 5 s of CPU)");
+  fs.mkdirSync(PREBUILT_SNAPSHOT_DIR, { recursive: true });
+  try {
+    execFileSync(process.execPath, [SNAPSHOT_MAKER, file], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+  } catch (err) {
+    console.log(`islet build: could not make Python's snapshot (a server makes it at its first Python deploy): ${String(err.stderr || err.message).trim().split('\n')[0]}`);
+  }
 }
 
 /**

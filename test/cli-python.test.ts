@@ -14,7 +14,7 @@ let work: string;
 t.before(async () => {
   s = await startTestServer();
   work = mkdtempSync(path.join(tmpdir(), 'islet-cli-py-'));
-  env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), SERVICE_URL: s.url, SERVICE_ACCOUNT_ID: s.accountId, SERVICE_API_KEY: s.apiKey };
+  env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), ISLET_URL: s.url, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: s.apiKey };
 });
 t.teardown(() => s.stop());
 

@@ -23,9 +23,9 @@ t.before(async () => {
     PATH: process.env.PATH,
     HOME: work,
     XDG_CONFIG_HOME: path.join(work, 'config'),
-    SERVICE_URL: s.url,
-    SERVICE_ACCOUNT_ID: s.accountId,
-    SERVICE_API_KEY: s.apiKey,
+    ISLET_URL: s.url,
+    ISLET_ACCOUNT: s.accountId,
+    ISLET_API_KEY: s.apiKey,
   };
 });
 t.teardown(() => s.stop());
@@ -50,7 +50,7 @@ for (const runtime of ['node8', 'python2']) {
     t.equal(deployed.code, 0, deployed.stderr);
     t.equal(
       deployed.stdout,
-      `Deployed function ${name}\nInvoke with one of:\n  "islet invoke ${name}"\n  "curl -H X-Service-Api-Key:$(islet show apiKey) ${s.url}/v2/run/${s.accountId}/${name}"\n`,
+      `Deployed function ${name} (version 1)\nInvoke with one of:\n  islet invoke ${name}\n  curl -H "X-Service-Api-Key: $(islet show apiKey)" ${s.url}/v2/run/${s.accountId}/${name}\n`,
     );
     const invoked = await islet(['invoke', name, '--query', 'name=Ada'], { cwd: work, env });
     t.equal(invoked.stdout, '"Hello Ada!"\n');
@@ -65,7 +65,7 @@ for (const runtime of ['node8', 'python2']) {
 
     const logs = await islet(['logs', name], { cwd: work, env });
     t.equal(logs.code, 0);
-    t.match(logs.stdout, /^\S+Z [0-9a-f]{32} CALL\s+POST 200 [\d.]+ us$/m, 'one line per call with its duration');
+    t.match(logs.stdout, /^\S+Z [0-9a-f]{32} CALL\s+POST 200 [\d.]+ ms handler, [\d.]+ ms total$/m, 'one line per call with its durations');
     const recent = await islet(['logs', name, '--since', '1h'], { cwd: work, env });
     t.equal(recent.stdout.trim().split('\n').length, 2, 'both calls within the last hour');
     const future = await islet(['logs', name, '--since', String(Math.floor(Date.now() / 1000) + 3600)], { cwd: work, env });
@@ -193,7 +193,7 @@ t.test('upload progress is drawn on a terminal only, not into a pipe or a log', 
 
 t.test("a key of account A cannot deploy, remove, list or read logs of account B (403)", async (t) => {
   const other = await s.engine.createAccount();
-  const asOther = { ...env, SERVICE_ACCOUNT_ID: s.accountId, SERVICE_API_KEY: other.apiKey };
+  const asOther = { ...env, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: other.apiKey };
   const dir = fixture('deps-node8');
   for (const args of [['deploy', 'greet_deps', '--dir', dir], ['remove', 'greet_deps'], ['list'], ['logs', 'greet_deps']]) {
     const result = await islet(args, { env: asOther });
@@ -222,7 +222,7 @@ t.test('login checks the key with the server and stores it readable only by the 
   t.same(JSON.parse(readFileSync(file, 'utf8')), { url: s.url, accountId: s.accountId, apiKey: s.apiKey });
   t.equal((await islet(['show', 'apiKey'], { env: plain })).stdout, `${s.apiKey}\n`);
   t.equal((await islet(['show', 'accountId'], { env: plain })).stdout, `${s.accountId}\n`);
-  t.equal((await islet(['show', 'url'], { env: { ...plain, SERVICE_URL: 'http://example.test:1' } })).stdout, 'http://example.test:1\n', 'env overrides the stored value');
+  t.equal((await islet(['show', 'url'], { env: { ...plain, ISLET_URL: 'http://example.test:1' } })).stdout, 'http://example.test:1\n', 'env overrides the stored value');
 });
 
 t.test('perf prints totals and latency percentiles', async (t) => {

@@ -140,7 +140,7 @@ t.test('popular npm packages deploy unchanged and work as under Node', async (t)
   const cases = readdirSync(path.join(SUITE, 'cases')).sort().map((file) => makeCase(file, specs));
   t.ok(cases.length >= 40, `${cases.length} cases`);
   const control = await runControl(cases);
-  const env = { ...process.env, SERVICE_URL: s.url, SERVICE_ACCOUNT_ID: s.accountId, SERVICE_API_KEY: s.apiKey, XDG_CONFIG_HOME: work };
+  const env = { ...process.env, ISLET_URL: s.url, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: s.apiKey, XDG_CONFIG_HOME: work };
   const deploys = await pool(cases, 3, (c) => islet(['deploy', c.fn, '--dir', c.dir], { env }));
   let passedNode = 0;
   let passedBoth = 0;

@@ -38,7 +38,7 @@ const missing = Object.values(GROUPS).flat().filter((p) => !existsSync(path.join
 t.before(async () => {
   s = await startTestServer();
   await s.deploy('compat_callee', fixture('seed-node8'), 'hello');
-  env = { PATH: process.env.PATH, HOME: tmpdir(), SERVICE_URL: s.url, SERVICE_ACCOUNT_ID: s.accountId, SERVICE_API_KEY: s.apiKey };
+  env = { PATH: process.env.PATH, HOME: tmpdir(), ISLET_URL: s.url, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: s.apiKey };
 });
 t.teardown(() => s.stop());
 

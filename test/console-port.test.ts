@@ -54,7 +54,7 @@ t.test('the invoke route answers what the function port answers, as data in JSON
   t.equal(answer.status, 201);
   t.equal(answer.statusText, 'Created');
   const seen = JSON.parse(Buffer.from(answer.body, 'base64').toString()) as { method: string; path: string; query: unknown; headers: Record<string, string>; body: string };
-  t.same(seen, { method: 'POST', path: '/items/7', query: { lang: 'en' }, headers: { 'x-service-api-key': s.apiKey, 'content-type': 'application/json', 'x-two': 'a', 'content-length': String(body.length) }, body: '{"name":"Ada"}' });
+  t.same(seen, { method: 'POST', path: '/items/7', query: { lang: 'en' }, headers: { 'x-service-key-name': 'default', 'x-service-key-scope': 'admin', 'content-type': 'application/json', 'x-two': 'a', 'content-length': String(body.length) }, body: '{"name":"Ada"}' });
 
   const direct = await fetch(`${s.url}/v2/run/${s.accountId}/echo/items/7?lang=en`, { method: 'POST', headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/json', 'X-Two': 'a' }, body });
   await direct.text();

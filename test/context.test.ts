@@ -64,7 +64,8 @@ t.test('request.headers: one object, read on demand, yet an ordinary own field (
   const res = await s.invoke('headers', { path: '/p\tq"\n', query: 'a=1\tb\n', headers: { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v' } });
   t.equal(res.status, 200);
   const out = JSON.parse(res.body as string) as Record<string, unknown>;
-  t.same(out.first, { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v', 'x-added': 'kept' });
+  // The caller's key is told by name and scope, never given (issue 26).
+  t.same(out.first, { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v', 'x-service-key-name': 'default', 'x-service-key-scope': 'admin', 'x-added': 'kept' });
   t.equal(out.sameObject, true, 'every read gives the same object, so changes to it stay');
   t.same(out.inJson, out.first, 'JSON.stringify(request) includes the headers');
   t.equal(out.spread, true, 'spreading the request copies the headers object');
@@ -104,7 +105,7 @@ t.test('console output goes to the function logs with the request id', async (t)
   const mine = entries.filter((e) => e.requestId === requestId);
   t.match(mine.find((e) => e.level === 'info')?.message, /^hello from the log \{ n: 1 \}$/);
   t.equal(mine.find((e) => e.level === 'error')?.message, 'an error line');
-  t.match(mine.find((e) => e.level === 'call')?.message, /^GET 200 [\d.]+ us$/, 'one line per call with its duration');
+  t.match(mine.find((e) => e.level === 'call')?.message, /^GET 200 [\d.]+ ms handler, [\d.]+ ms total$/, 'one line per call with its durations');
 });
 
 t.test('web APIs inside the isolate: URL, URLSearchParams, TextEncoder/Decoder, atob/btoa, crypto, Buffer, timers', async (t) => {

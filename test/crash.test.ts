@@ -54,14 +54,14 @@ t.test(`kill -9 during deploys, ${ROUNDS} times: old or new version serves, noth
   const accountId = /account id: (\S+)/.exec(server.output)?.[1];
   const apiKey = /API key:\s+(\S+)/.exec(server.output)?.[1];
   t.ok(accountId && apiKey, 'the first start printed the first account');
-  const env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), SERVICE_ACCOUNT_ID: accountId!, SERVICE_API_KEY: apiKey! };
+  const env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), ISLET_ACCOUNT: accountId!, ISLET_API_KEY: apiKey! };
   writeVersion(0);
-  t.equal((await islet(['deploy', 'durable', '--dir', work], { env: { ...env, SERVICE_URL: server.url } })).code, 0, 'v0 deployed');
+  t.equal((await islet(['deploy', 'durable', '--dir', work], { env: { ...env, ISLET_URL: server.url } })).code, 0, 'v0 deployed');
   let served = 0;
   const outcomes = { old: 0, new: 0 };
   for (let round = 1; round <= ROUNDS; round++) {
     writeVersion(round);
-    const deploy = islet(['deploy', 'durable', '--dir', work], { env: { ...env, SERVICE_URL: server.url } });
+    const deploy = islet(['deploy', 'durable', '--dir', work], { env: { ...env, ISLET_URL: server.url } });
     // Every fourth round kills right after the CLI has the server's answer (an acknowledged deploy
     // must survive); the others at a random moment, from before the upload to after the switch.
     const acknowledged = round % 4 === 0;

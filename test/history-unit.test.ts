@@ -51,3 +51,23 @@ t.test('slots older than a tier keeps fall out of it; the coarser tiers still ho
   t.equal(summarize(history.window(stats, 60 * 60, now)).calls, 1, 'the hour window (1-minute slots) has it');
   t.equal(summarize(history.window(stats, 24 * 3600, now)).calls, 1, 'and the day window');
 });
+
+// Issue 26, item 2: percentiles are durations calls had, never past the largest one.
+t.test('calls that all time out at 10 s read p50 and p99 of 10 s, not 20 s and 29.6 s', async (t) => {
+  const t0 = 3_000 * MINUTE;
+  const { history, stats } = setUp();
+  history.sample(t0);
+  for (let i = 0; i < 40; i++) stats.record(504, 'ERR_TIMEOUT', 10_000_000 + i * 250);
+  const w = summarize(history.window(stats, 300, t0 + 5_000));
+  t.equal(w.calls, 40);
+  t.ok(w.p50Ms! >= 10_000 && w.p50Ms! <= 10_010, `p50 ${w.p50Ms} ms`);
+  t.ok(w.p99Ms! >= 10_000 && w.p99Ms! <= 10_010, `p99 ${w.p99Ms} ms`);
+  t.ok(w.p99Ms! <= 10_009.75, 'never past the longest call (10,009.75 ms)');
+  // And 3 s timeouts, which read p50 3.75 s before.
+  const three = setUp();
+  three.history.sample(t0);
+  for (let i = 0; i < 10; i++) three.stats.record(504, 'ERR_TIMEOUT', 3_000_400);
+  const w3 = summarize(three.history.window(three.stats, 300, t0 + 5_000));
+  t.equal(w3.p50Ms, 3000.4, 'every call took 3,000.4 ms: so does the median');
+  t.equal(w3.p99Ms, 3000.4);
+});

@@ -15,7 +15,7 @@ let invokeKey = '';
 t.before(async () => {
   s = await startTestServer();
   work = mkdtempSync(path.join(tmpdir(), 'islet-keys-'));
-  env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), SERVICE_URL: s.url, SERVICE_ACCOUNT_ID: s.accountId, SERVICE_API_KEY: s.apiKey };
+  env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), ISLET_URL: s.url, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: s.apiKey };
   await s.deploy('hello', fixture('seed-node8'), 'hello');
 });
 t.teardown(() => s.stop());
@@ -48,7 +48,7 @@ t.test('an invoke key calls functions (directly and from a function), and nothin
   const res = await s.call('hello', { key: invokeKey, query: 'name=ada' });
   t.equal(res.status, 200);
   t.equal(await res.text(), '"Hello ADA!"');
-  const asCaller = { ...env, SERVICE_API_KEY: invokeKey };
+  const asCaller = { ...env, ISLET_API_KEY: invokeKey };
   t.equal((await islet(['invoke', 'hello', '--query', 'name=bo'], { env: asCaller })).stdout, '"Hello BO!"\n');
   // The way `islet create` suggests: the function gets an invoke key with --env, while the CLI
   // deploys with the admin key.
@@ -61,7 +61,7 @@ t.test('an invoke key calls functions (directly and from a function), and nothin
   t.equal(await (await s.call('caller_sdk', { query: 'name=fn' })).text(), JSON.stringify('"Hello FN!"'), 'sdk.invoke with an invoke key');
   t.match((await islet(['deploy', 'caller_sdk', '--dir', dir, '--env', 'no-name'], { env })).stderr, /--env no-name: expected NAME=VALUE/);
 
-  const forbidden = /^islet: ERR_FORBIDDEN: this needs a key with the admin scope; the key caller has the invoke scope, which may only call functions\n$/;
+  const forbidden = /^islet: ERR_FORBIDDEN: this needs a key with the admin scope; the key caller has the invoke scope, which may only call functions \(the key came from ISLET_API_KEY\)\n$/;
   // Through the CLI, the verbs the issue names; every route below, over HTTP.
   for (const args of [
     ['deploy', 'hello', '--dir', fixture('seed-node8')],
@@ -139,16 +139,16 @@ t.test('the last admin key cannot be revoked; with another admin key, it can', a
   const ops = (await islet(['keys', 'create', '--name', 'ops', '--scope', 'admin', '--quiet'], { env })).stdout.trim();
   t.equal((await islet(['keys', 'revoke', 'default'], { env })).stdout, 'Revoked key default\n', 'a key may revoke itself when another admin remains');
   t.equal((await s.call('hello')).status, 403, 'the old admin key is refused');
-  env.SERVICE_API_KEY = ops;
+  env.ISLET_API_KEY = ops;
   t.equal((await islet(['list'], { env })).code, 0, 'the new one manages');
 });
 
 t.test('keys and revocations survive a restart', async (t) => {
   const { dataDir, accountId } = s;
-  const ops = env.SERVICE_API_KEY!;
+  const ops = env.ISLET_API_KEY!;
   await s.stop();
   s = await reopenTestServer(dataDir, accountId, ops);
-  env.SERVICE_URL = s.url;
+  env.ISLET_URL = s.url;
   t.equal((await s.call('hello')).status, 200, 'the admin key created before');
   t.equal((await s.call('hello', { key: invokeKey })).status, 403, 'the revoked key');
   t.match((await islet(['keys', 'list'], { env })).stdout, /^ci\s+invoke/m);

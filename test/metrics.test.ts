@@ -15,7 +15,7 @@ const probes = fixture('probes-node8');
 t.before(async () => {
   s = await startTestServer({ metricsToken: TOKEN });
   const work = mkdtempSync(path.join(tmpdir(), 'islet-metrics-'));
-  env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), SERVICE_URL: s.url, SERVICE_ACCOUNT_ID: s.accountId, SERVICE_API_KEY: s.apiKey };
+  env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), ISLET_URL: s.url, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: s.apiKey };
   await s.deploy('ok', probes, 'ok');
   await s.deploy('throws', probes, 'throws');
   other = await s.engine.createAccount();

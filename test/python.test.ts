@@ -93,7 +93,8 @@ t.test('req.headers is read on demand yet one dict that can be changed or replac
   const res = await s.invoke('py_headers', { path: '/p\tq"', query: 'a=1\tb', headers: { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v' } });
   t.equal(res.status, 200);
   const out = JSON.parse(res.body as string) as Record<string, unknown>;
-  t.same(out.first, { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v', 'x-added': 'kept' });
+  // The caller's key is told by name and scope, never given (issue 26).
+  t.same(out.first, { 'x-tab': 'a\tb "c"\n', 'x-plain': 'v', 'x-service-key-name': 'default', 'x-service-key-scope': 'admin', 'x-added': 'kept' });
   t.equal(out.same_object, true);
   t.same(out.replaced, { replaced: 'yes' });
   t.equal(out.path, '/p\tq"');

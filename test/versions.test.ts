@@ -14,7 +14,7 @@ t.before(async () => {
   // Three versions kept besides the serving ones, so pruning shows quickly.
   s = await startTestServer({ engine: { keepVersions: 3 } });
   work = mkdtempSync(path.join(tmpdir(), 'islet-versions-'));
-  env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), SERVICE_URL: s.url, SERVICE_ACCOUNT_ID: s.accountId, SERVICE_API_KEY: s.apiKey };
+  env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), ISLET_URL: s.url, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: s.apiKey };
 });
 t.teardown(() => s.stop());
 
@@ -163,7 +163,7 @@ t.test('versions and splits survive a restart, and the split keeps serving both'
   const { dataDir, accountId, apiKey } = s;
   await s.stop();
   s = await reopenTestServer(dataDir, accountId, apiKey, undefined, { engine: { keepVersions: 3 } });
-  env.SERVICE_URL = s.url;
+  env.ISLET_URL = s.url;
   t.equal((await islet(['versions', 'lasting', '--json'], { env })).stdout, before, 'the same versions and split');
   const seen = await versionsOf('lasting', 60);
   t.ok(seen['1']! > 0 && seen['2']! > 0, `both versions serve (${JSON.stringify(seen)})`);

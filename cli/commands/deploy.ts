@@ -4,6 +4,7 @@ import { isPublicName } from '../../engine/manifest';
 import { ServerError, upload } from '../api';
 import { requireAccount } from '../config';
 import { CliError } from '../errors';
+import { nodeModulesFilter } from '../needed-files';
 import { packFolder } from '../pack';
 import { readServiceFile } from '../service-yml';
 import { servingText } from './versions';
@@ -54,7 +55,11 @@ export async function deploy(name: string, options: DeployOptions = {}): Promise
   const spec = service.spec(name, { ...env, ...given });
   Object.assign(spec.env, given);
   const credentials = requireAccount(env);
-  const bundle = await packFolder(dir, { python: spec.runtime.startsWith('python') });
+  const python = spec.runtime.startsWith('python');
+  const leftOut = { files: 0, bytes: 0 };
+  // Without node_modules there is nothing to leave out, and no build to make here (0.5 s at a load of 12).
+  const filter = python || !existsSync(path.join(dir, 'node_modules')) ? undefined : await nodeModulesFilter(dir, spec.file);
+  const bundle = await packFolder(dir, { python, ...(filter ? { keep: filter.keep, leftOut } : {}) });
   const form = new FormData();
   form.set('spec', JSON.stringify(spec));
   if (options.message !== undefined) form.set('message', options.message);
@@ -88,9 +93,15 @@ export async function deploy(name: string, options: DeployOptions = {}): Promise
     throw err;
   }
   const url = `${credentials.url}/v2/run/${credentials.accountId}/${name}`;
-  const curl = isPublicName(name) ? `curl ${url}` : `curl -H X-Service-Api-Key:$(islet show apiKey) ${url}`;
+  // Lines to paste as they are: no quotes around them, the header's own in the quotes a shell needs.
+  const curl = isPublicName(name) ? `curl ${url}` : `curl -H "X-Service-Api-Key: $(islet show apiKey)" ${url}`;
   const traffic = deployed.function.traffic ?? [];
   // A split is said (the plain deploy's output is the one SPEC §4 shows).
   const split = options.percent === undefined || (traffic.length === 1 && traffic[0]!.version === deployed.function.version) ? '' : servingText(name, traffic) + `  ("islet promote ${name}" sends every call to version ${deployed.function.version}, "islet rollback ${name}" none)\n`;
-  return `Deployed function ${name}\nInvoke with one of:\n  "islet invoke ${name}"\n  "${curl}"\n${split}`;
+  const left = leftOut.files > 0 ? `Left out ${leftOut.files} file${leftOut.files === 1 ? '' : 's'} (${megabytes(leftOut.bytes)}) of node_modules: packages the code never imports\n` : '';
+  return `Deployed function ${name} (version ${deployed.function.version})\n${left}Invoke with one of:\n  islet invoke ${name}\n  ${curl}\n${split}`;
+}
+
+function megabytes(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }

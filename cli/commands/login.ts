@@ -43,6 +43,6 @@ export function show(what: string, env: NodeJS.ProcessEnv = process.env): string
   const field = SHOWABLE[what.toLowerCase()];
   if (!field) throw new CliError(`show ${what}: expected apiKey, accountId or url`);
   const value = loadCredentials(env)[field];
-  if (!value) throw new CliError(`no ${field} yet: run "islet login" (or set SERVICE_${field === 'apiKey' ? 'API_KEY' : 'ACCOUNT_ID'})`);
+  if (!value) throw new CliError(`no ${field} yet: run "islet login" (or set ISLET_${field === 'apiKey' ? 'API_KEY' : 'ACCOUNT'})`);
   return `${value}\n`;
 }

@@ -32,6 +32,8 @@ export interface FunctionInfo {
   timeoutMs?: number;
   memoryMb?: number;
   public: boolean;
+  /** How the entry is called (absent for versions deployed before islet kept it). */
+  style?: 'handler' | 'fetch';
   traffic?: { version: number; percent: number }[];
 }
 

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import ivm from 'isolated-vm';
 import { toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
+import type { HandlerStyle } from '../manifest';
 import { checkBodySize, checkResponseHeaders, checkStatus, contentTypeOf, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
 import { hostErrorText } from '../capabilities/errors';
@@ -137,6 +138,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
   private readonly fireRef: ivm.Reference<unknown>;
   readonly isolate: ivm.Isolate;
   readonly services: InstanceServices;
+  /** How the entry is called, once the code has loaded (set by the runtime). */
+  style: HandlerStyle | undefined;
   /** What the host holds for this instance outside its isolate (fetch bodies, results waiting to go in). */
   readonly hostMemory: HostMemory;
   readonly egressBodies = new EgressBodies();
@@ -421,7 +424,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
     try {
       const stream = this.streams.start(Number(head.k), id);
       if (!stream) throw new ServiceError('ERR_BAD_RESPONSE', `the instance already streams ${MAX_STREAMS} answers`);
-      response = { status: checkStatus(head.s), headers: withDefaultType(checkResponseHeaders(head.h), 'application/octet-stream'), body: stream };
+      // A stream's length is not known yet: it is typed as a body that has bytes.
+      response = { status: checkStatus(head.s), headers: withDefaultType(checkResponseHeaders(head.h), 'application/octet-stream', Number.POSITIVE_INFINITY), body: stream };
     } catch (err) {
       const error = err instanceof ServiceError ? err : new ServiceError('ERR_BAD_RESPONSE', (err as Error).message);
       this.finish(id, () => ({ ok: false, error }));
@@ -566,7 +570,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
         const b = result.indexOf('\n', a + 1);
         if (a < 0 || b < 0) throw new Error('malformed explicit response');
         const headers = checkResponseHeaders(JSON.parse(result.slice(a + 1, b)));
-        return { status: checkStatus(Number(result.slice(1, a))), headers: withDefaultType(headers, 'text/plain; charset=utf-8'), body: result.slice(b + 1) };
+        const body = result.slice(b + 1);
+        return { status: checkStatus(Number(result.slice(1, a))), headers: withDefaultType(headers, 'text/plain; charset=utf-8', body.length), body };
       }
       throw new Error('unknown result tag');
     }
@@ -579,7 +584,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (result.t === 'b' && (result.b instanceof ArrayBuffer || typeof result.b === 'string')) {
       const headers = checkResponseHeaders(result.h);
       const body = typeof result.b === 'string' ? result.b : new Uint8Array(result.b);
-      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream'), body };
+      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream', body.length), body };
     }
     throw new Error('unknown result shape');
   }
@@ -667,7 +672,8 @@ export function textArgument(text: string | undefined): string | ivm.Copy<string
   return text !== undefined && text.length >= LONG_TEXT ? new ivm.ExternalCopy([text]).copyInto({ release: true }) : text;
 }
 
-function withDefaultType(headers: Record<string, string>, type: string): Record<string, string> {
-  if (contentTypeOf(headers) === undefined) headers['content-type'] = type;
+/** A body's type when the function named none; an empty body (a 204, a `new Response(null)`) gets none. */
+function withDefaultType(headers: Record<string, string>, type: string, bodyLength: number): Record<string, string> {
+  if (bodyLength > 0 && contentTypeOf(headers) === undefined) headers['content-type'] = type;
   return headers;
 }

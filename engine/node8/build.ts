@@ -21,6 +21,11 @@ export interface FunctionBuild {
   shifts: Record<string, { line: number; column: number; length: number }>;
   /** True when some module awaits at its top level: the script is an async function. */
   async: boolean;
+  /**
+   * The function's files the bundle was made of, and those a `require.resolve` names (relative
+   * POSIX paths): what `islet deploy` must upload of node_modules (see needed-files.ts).
+   */
+  inputs: string[];
 }
 
 /** Lines before the bundle's first line in `source` (the wrapper's head). */
@@ -46,6 +51,7 @@ export const CONDITIONS = ['workerd', 'worker', 'node'];
  */
 export async function buildFunction(codeDir: string, entry: string): Promise<FunctionBuild> {
   const shifts: FunctionBuild['shifts'] = {};
+  const resolvedAtRunTime = new Set<string>();
   const attempt = (format: 'cjs' | 'esm') =>
     esbuild.build({
       entryPoints: [`${ENTRY_NAMESPACE}:${format}:${entry}`],
@@ -66,7 +72,8 @@ export async function buildFunction(codeDir: string, entry: string): Promise<Fun
       // import() of a computed name goes through the sandbox's require at run time.
       supported: { 'dynamic-import': false },
       define: { 'import.meta': '__isletMeta' },
-      plugins: [isletPlugin(codeDir, shifts)],
+      metafile: true,
+      plugins: [isletPlugin(codeDir, shifts, resolvedAtRunTime)],
     });
   let result: esbuild.BuildResult & { outputFiles: esbuild.OutputFile[] };
   let async = false;
@@ -88,7 +95,12 @@ export async function buildFunction(codeDir: string, entry: string): Promise<Fun
     throw new ServiceError('ERR_INVALID_FUNCTION', `${entry}: the bundled code is ${js.contents.byteLength} bytes, over the limit of ${MAX_BUNDLE_BYTES} bytes`, { key: 'file', file: entry });
   }
   const source = `(${async ? 'async ' : ''}function (__isletExports, require, __isletRequireFrom) {\n${nodeErrors(js.text)}\n})`;
-  return { source, map: map.text, shifts, async };
+  const inputs = new Set<string>(resolvedAtRunTime);
+  for (const input of Object.keys(result.metafile?.inputs ?? {})) {
+    const rel = path.relative(codeDir, path.resolve(codeDir, input.replace(/^[\w-]+:/, ''))).split(path.sep).join('/');
+    if (!rel.startsWith('../')) inputs.add(rel);
+  }
+  return { source, map: map.text, shifts, async, inputs: [...inputs].sort() };
 }
 
 /**
@@ -110,7 +122,7 @@ function functionPath(codeDir: string, file: string): string {
  * - native addons (`.node`): a module that throws a clear error when required;
  * - each source file that uses `__dirname`, `__filename` or `import.meta` gets its own values of them.
  */
-function isletPlugin(codeDir: string, shifts: FunctionBuild['shifts']): esbuild.Plugin {
+function isletPlugin(codeDir: string, shifts: FunctionBuild['shifts'], resolvedAtRunTime: Set<string>): esbuild.Plugin {
   return {
     name: 'islet',
     setup(build) {
@@ -134,6 +146,8 @@ function isletPlugin(codeDir: string, shifts: FunctionBuild['shifts']): esbuild.
         if (id.endsWith('.node')) return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { addon: true } };
         if (args.kind !== 'require-call' && args.kind !== 'require-resolve') return undefined;
         const resolved = await build.resolve(id, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: RESOLVING });
+        // require.resolve names a file the code reads at run time (with fs, or a require of its own).
+        if (resolved.errors.length === 0 && args.kind === 'require-resolve') resolvedAtRunTime.add(path.relative(codeDir, resolved.path).split(path.sep).join('/'));
         if (resolved.errors.length === 0) return resolved;
         return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { from: functionPath(codeDir, args.resolveDir) } };
       });

@@ -72,7 +72,7 @@ export class FunctionCodeStore {
       .catch(() => undefined);
   }
 
-  private remember(key: string, build: FunctionBuild): FunctionCode {
+  private remember(key: string, build: Omit<FunctionBuild, 'inputs'>): FunctionCode {
     const cacheFile = path.join(this.cacheDir, `${createHash('sha256').update(process.versions.v8).update('\0').update(build.source).digest('hex').slice(0, 40)}.v8cache`);
     let cacheBytes: Buffer | undefined;
     try {

@@ -4,7 +4,7 @@ import ivm from 'isolated-vm';
 import { IsolateInstance } from '../isolate/instance';
 import { sharedLibraryBytes } from '../isolate/libraries';
 import type { FunctionManifest } from '../manifest';
-import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime } from '../runtime';
+import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime, type ValidatedCode } from '../runtime';
 import { createBlankIsolate, type CachedScript, type Node8BlankIsolate } from './blank';
 import { FunctionCodeStore, type FunctionCode } from './function-code';
 import { moduleSource } from './module-source';
@@ -49,7 +49,7 @@ export class Node8Runtime implements Runtime {
     return this.load(manifest, codeDir, services, manifest.timeoutMs ?? this.options.defaultTimeoutMs, 'background');
   }
 
-  validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<void> {
+  validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<ValidatedCode> {
     return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS), 'wait'));
   }
 
@@ -114,7 +114,10 @@ export class Node8Runtime implements Runtime {
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, memoryMb: manifest.memoryMb ?? this.options.defaultMemoryMb });
       // Module code runs on the isolate's thread, never this one: a fatal out-of-memory parks the
       // thread it happens on for good. A bundle with top-level await answers a promise.
-      const loaded = instance.untilDeath(blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs, result: { promise: true } })).then(() => undefined);
+      const loaded = instance.untilDeath(blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs, result: { promise: true } })).then((style) => {
+        // The sandbox answers the style of the entry it found.
+        instance.style = style === 'fetch' ? 'fetch' : 'handler';
+      });
       if (mode === 'background') {
         instance.loadInBackground(loaded, failure);
         void loaded.then(() => this.measure(instance), () => undefined);

@@ -1,6 +1,7 @@
 import type { ErrorCode } from '../errors';
 import { STATUS_OF } from '../errors';
 import type { FunctionManifest } from '../manifest';
+import { DurationRecorder } from './log-histogram';
 
 /** Upper bounds of the duration histogram's buckets, in seconds (then +Inf). */
 export const DURATION_BOUNDS_S = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -26,8 +27,13 @@ export class FunctionStats {
   readonly statusCounts: number[] = [];
   /** Calls answered with each error code, by ERROR_CODES index. */
   readonly codes = new Float64Array(ERROR_CODES.length);
-  /** Calls per duration bucket (admission to response, cold start included), and their sum in µs. */
+  /**
+   * Calls per duration bucket (admission to response, cold start included), and their sum in µs:
+   * Prometheus's fixed buckets, for /metrics.
+   */
   readonly buckets = new Float64Array(BUCKET_COUNT);
+  /** The durations since the history last sampled them, in a log-linear histogram (the percentiles of `islet stats`). */
+  readonly recent = new DurationRecorder();
   durationSumUs = 0;
   /** Calls that ran and failed (any error code). */
   errors = 0;
@@ -50,6 +56,7 @@ export class FunctionStats {
     while (i < BOUNDS_US.length && durationUs > BOUNDS_US[i]!) i++;
     this.buckets[i]!++;
     this.durationSumUs += durationUs;
+    this.recent.record(durationUs);
   }
 
   /** Counts a call refused after its function was found (429, 503, 413): a status and a code, no duration. */

@@ -1,19 +1,28 @@
 import type { HistoryPoint, HistoryWindow } from '../wire';
-import { BUCKET_COUNT, DURATION_BOUNDS_S, type FunctionStats, type FunctionStatsTable } from './function-stats';
+import type { FunctionStats, FunctionStatsTable } from './function-stats';
+import { countEntries, HISTOGRAM_LAYOUT, mergeEntries, quantileUs } from './log-histogram';
+import { SlotLog } from './slot-log';
 
 /**
- * Recent history of every function's calls, in memory: refused calls, errors and the duration
- * histogram's buckets (the calls that ran are their sum) per time slot, at three resolutions: 5 s over the last 15 minutes, 1 minute
- * over the last hour, 5 minutes over the last day. Everything is a count, so windows, and the
- * histories of several processes, add up exactly; percentiles are estimated from the summed
- * buckets as Prometheus's histogram_quantile does. A function's history is made when it is first
- * sampled with calls, holds the slots of the steps it was sampled in, and is dropped after a day
- * without any calls.
+ * Recent history of every function's calls, in memory: refused calls, errors, the smallest and
+ * largest duration and a log-linear histogram of the durations (log-histogram.ts) per time slot,
+ * at three resolutions: 5 s over the last 15 minutes, 1 minute over the last hour, 5 minutes over
+ * the last day. Everything adds up, so windows, and the histories of several processes, add up
+ * exactly; percentiles are read from the summed histogram, within 3.125% of a duration a call had
+ * and never past the largest one. A function's history is made when it is first sampled with
+ * calls, holds the slots of the steps it was sampled in, and is dropped after a day without any
+ * calls.
+ *
+ * A slot is a list of numbers: refused, errors, the smallest and the largest duration (µs, 0
+ * without calls), then the histogram's entries (log-histogram.ts: a bucket and its count as one
+ * number) sorted by bucket, only for buckets with calls.
  */
 
-/** refused, errors, then the buckets. */
-const FIELDS = 2 + BUCKET_COUNT;
-const BUCKETS_AT = 2;
+const REFUSED = 0;
+const ERRORS = 1;
+const MIN_US = 2;
+const MAX_US = 3;
+const ENTRIES_AT = 4;
 export const SAMPLE_MS = 5_000;
 
 interface TierSpec {
@@ -30,54 +39,79 @@ const TIERS: TierSpec[] = [
 const DAY_MS = 86_400_000;
 
 /** A closed slot in which nothing happened (shared: most slots of most functions are this one). */
-const EMPTY_SLOT: ArrayLike<number> = Object.freeze(new Array<number>(FIELDS).fill(0));
+const EMPTY_SLOT: ArrayLike<number> = Object.freeze([0, 0, 0, 0]);
+const NOTHING: ArrayLike<number> = Object.freeze([]);
+
+/** What one sample took from a function's counters. */
+interface Sample {
+  refused: number;
+  errors: number;
+  calls: number;
+  minUs: number;
+  maxUs: number;
+  entries: number[];
+}
+
+/** Adds a sample into a slot's numbers (a new list). */
+function addSample(slot: ArrayLike<number>, sample: Sample): Uint32Array {
+  const calls = countCalls(slot);
+  const out = [slot[REFUSED]! + sample.refused, slot[ERRORS]! + sample.errors, 0, 0];
+  out[MIN_US] = calls === 0 ? sample.minUs : sample.calls === 0 ? slot[MIN_US]! : Math.min(slot[MIN_US]!, sample.minUs);
+  out[MAX_US] = Math.max(slot[MAX_US]!, sample.maxUs);
+  for (const n of mergeEntries(slot, ENTRIES_AT, sample.entries, 0)) out.push(n);
+  return Uint32Array.from(out);
+}
+
+/** The calls of a slot: the sum of its histogram's counts. */
+function countCalls(slot: ArrayLike<number>): number {
+  return countEntries(slot, ENTRIES_AT);
+}
 
 /**
  * One resolution: the closed slots of the last `slots` steps, and the slot being filled. Closed
- * slots are kept by step in a Map, oldest first, so that a function called for a minute holds a
- * minute of slots rather than a day's rings (about 44 KB per function when they were rings).
+ * slots are kept only for the steps that were sampled (slot-log.ts), so that a function called for
+ * a minute holds a minute of slots rather than a day's rings (about 44 KB per function when they
+ * were rings).
  */
 class Tier {
-  private readonly closed = new Map<number, ArrayLike<number>>();
-  readonly open = new Float64Array(FIELDS);
+  private readonly closed = new SlotLog();
+  open: ArrayLike<number> = EMPTY_SLOT;
   openStep = -1;
 
   constructor(readonly spec: TierSpec) {}
 
-  /** Adds counts at time `t`, closing the open slot first when `t` is in a later step. */
-  add(t: number, delta: Float64Array): void {
+  /** Adds a sample at time `t`, closing the open slot first when `t` is in a later step. */
+  add(t: number, sample: Sample): void {
     const step = Math.floor(t / this.spec.stepMs);
     if (step !== this.openStep) {
-      if (this.openStep >= 0) this.closed.set(this.openStep, this.open.some((n) => n !== 0) ? Uint32Array.from(this.open) : EMPTY_SLOT);
-      for (const old of this.closed.keys()) {
-        if (old > step - this.spec.slots) break;
-        this.closed.delete(old);
-      }
-      this.open.fill(0);
+      // A quiet slot is kept with no numbers: it reads as zeros.
+      if (this.openStep >= 0) this.closed.append(this.openStep, this.open === EMPTY_SLOT ? NOTHING : this.open);
+      this.closed.dropThrough(step - this.spec.slots);
+      this.open = EMPTY_SLOT;
       this.openStep = step;
     }
-    for (let i = 0; i < FIELDS; i++) this.open[i]! += delta[i]!;
+    if (sample.refused !== 0 || sample.errors !== 0 || sample.calls !== 0) this.open = addSample(this.open, sample);
   }
 
   /** The counts of a step (the open one included), or undefined when nothing was recorded in it. */
   slot(step: number): ArrayLike<number> | undefined {
     if (step === this.openStep) return this.open;
-    return this.closed.get(step);
+    const kept = this.closed.get(step);
+    return kept === undefined ? undefined : kept.length === 0 ? EMPTY_SLOT : kept;
   }
 }
 
 class FunctionHistory {
   readonly tiers = TIERS.map((spec) => new Tier(spec));
-  /** The counters as of the last sample. */
-  readonly last = new Float64Array(FIELDS);
+  /** The refusals and errors as of the last sample. */
+  lastRefused = 0;
+  lastErrors = 0;
   lastActive = 0;
 }
 export class History {
   private readonly byFunction = new Map<FunctionStats, FunctionHistory>();
   private timer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
-  /** The sample's deltas (reused). */
-  private readonly delta = new Float64Array(FIELDS);
 
   constructor(private readonly table: FunctionStatsTable) {}
 
@@ -95,24 +129,23 @@ export class History {
     this.table.prune();
     for (const stats of this.table.all()) {
       let history = this.byFunction.get(stats);
-      const calls = stats.calls;
       if (!history) {
-        if (calls === 0) continue;
+        if (stats.calls === 0) continue;
         this.byFunction.set(stats, (history = new FunctionHistory()));
       }
-      const current = this.delta;
-      current[0] = stats.refusedCalls;
-      current[1] = stats.errors;
-      current.set(stats.buckets, BUCKETS_AT);
-      let any = false;
-      for (let i = 0; i < FIELDS; i++) {
-        const d = current[i]! - history.last[i]!;
-        history.last[i] = current[i]!;
-        current[i] = d;
-        if (d !== 0) any = true;
-      }
-      if (any) history.lastActive = now;
-      for (const tier of history.tiers) tier.add(now, current);
+      const recent = stats.recent;
+      const sample: Sample = {
+        refused: stats.refusedCalls - history.lastRefused,
+        errors: stats.errors - history.lastErrors,
+        calls: recent.calls,
+        minUs: recent.minUs,
+        maxUs: recent.maxUs,
+        entries: recent.take(),
+      };
+      history.lastRefused = stats.refusedCalls;
+      history.lastErrors = stats.errors;
+      if (sample.refused !== 0 || sample.errors !== 0 || sample.calls !== 0) history.lastActive = now;
+      for (const tier of history.tiers) tier.add(now, sample);
     }
     for (const [stats, history] of this.byFunction) {
       if (now - history.lastActive > DAY_MS || this.table.get(stats.account, stats.name) !== stats) this.byFunction.delete(stats);
@@ -120,9 +153,9 @@ export class History {
   }
 
   /**
-   * The counts of the last `windowSec` seconds of a function, slot by slot, at the finest
-   * resolution that covers them: what `summarize` turns into figures, and what the histories of
-   * several processes (workers) add up as (`mergeWindows`).
+   * The slots of the last `windowSec` seconds of a function, at the finest resolution that covers
+   * them: what `summarize` turns into figures, and what the histories of several processes
+   * (workers) add up as (`mergeWindows`).
    */
   window(stats: FunctionStats | undefined, windowSec: number, now = Date.now()): RawWindow {
     this.sample(now);
@@ -136,45 +169,55 @@ export class History {
       const slot = history?.tiers[tierIndex]!.slot(step);
       slots.push(slot ? Array.from(slot) : []);
     }
-    return { windowSec, stepMs: tier.stepMs, firstStep: lastStep - count + 1, slots, spanSec: Math.max(1, Math.min(windowSec, (now - this.startedAt) / 1000)) };
+    return { layout: HISTOGRAM_LAYOUT, windowSec, stepMs: tier.stepMs, firstStep: lastStep - count + 1, slots, spanSec: Math.max(1, Math.min(windowSec, (now - this.startedAt) / 1000)) };
   }
 }
 
-/** A window's counts per slot (an empty slot: nothing recorded), as one process or several together hold them. */
+/** A window's slots (an empty slot: nothing recorded), as one process or several together hold them. */
 export interface RawWindow {
+  /** The histogram's layout (log-histogram.ts): windows of another layout are not added up. */
+  layout: string;
   windowSec: number;
   stepMs: number;
   firstStep: number;
-  /** Per slot: refused, errors, then the duration buckets. */
+  /** Per slot: refused, errors, smallest and largest duration (µs), then the histogram's entries. */
   slots: number[][];
   /** The seconds the counts cover (the window, or less when the process started within it). */
   spanSec: number;
 }
 
-/** Several processes' windows of the same function and length as one (counts add up). */
+/**
+ * Several processes' windows of the same function and length as one (counts add up). A window of
+ * another histogram layout (a worker of another islet version, during a rolling restart) is left out.
+ */
 export function mergeWindows(windows: RawWindow[]): RawWindow {
   const [first, ...rest] = windows;
   if (!first) throw new Error('no window to merge');
   const slots = first.slots.map((slot) => [...slot]);
   let spanSec = first.spanSec;
   for (const w of rest) {
+    if (w.layout !== first.layout) continue;
     spanSec = Math.max(spanSec, w.spanSec);
     const shift = w.firstStep - first.firstStep;
     w.slots.forEach((slot, i) => {
       const into = slots[i + shift];
       if (!into || slot.length === 0) return;
-      if (into.length === 0) into.push(...new Array<number>(FIELDS).fill(0));
-      for (let f = 0; f < FIELDS; f++) into[f]! += slot[f]!;
+      slots[i + shift] = into.length === 0 ? [...slot] : Array.from(addSlots(into, slot));
     });
   }
   return { ...first, slots, spanSec };
 }
 
+/** Two slots as one. */
+function addSlots(a: ArrayLike<number>, b: ArrayLike<number>): Uint32Array {
+  return addSample(a, { refused: b[REFUSED]!, errors: b[ERRORS]!, calls: countCalls(b), minUs: b[MIN_US]!, maxUs: b[MAX_US]!, entries: Array.prototype.slice.call(b, ENTRIES_AT) as number[] });
+}
+
 /** A window's figures: totals, rate, error rate, percentiles, and a point per slot. */
 export function summarize(w: RawWindow): HistoryWindow {
-  const total = new Float64Array(FIELDS);
+  let total: ArrayLike<number> = EMPTY_SLOT;
   const series = w.slots.map((slot, i) => {
-    for (let f = 0; f < slot.length; f++) total[f]! += slot[f]!;
+    if (slot.length) total = addSlots(total, slot);
     return point((w.firstStep + i) * w.stepMs, slot.length ? slot : undefined);
   });
   const summary = point(0, total);
@@ -194,25 +237,12 @@ export function summarize(w: RawWindow): HistoryWindow {
 
 function point(t: number, slot: ArrayLike<number> | undefined): HistoryPoint {
   if (!slot) return { t, calls: 0, errors: 0, refused: 0, p50Ms: null, p99Ms: null };
-  let calls = 0;
-  for (let i = BUCKETS_AT; i < FIELDS; i++) calls += slot[i]!;
-  return { t, calls, errors: slot[1]!, refused: slot[0]!, p50Ms: quantileMs(slot, calls, 0.5), p99Ms: quantileMs(slot, calls, 0.99) };
+  const calls = countCalls(slot);
+  return { t, calls, errors: slot[ERRORS]!, refused: slot[REFUSED]!, p50Ms: quantileMs(slot, calls, 0.5), p99Ms: quantileMs(slot, calls, 0.99) };
 }
 
-/** The q-quantile of a slot's buckets in ms, interpolated within its bucket (null without calls). */
+/** The q-quantile of a slot's durations in ms (null without calls); see log-histogram.ts for its error. */
 export function quantileMs(slot: ArrayLike<number>, calls: number, q: number): number | null {
-  if (calls === 0) return null;
-  const rank = q * calls;
-  let seen = 0;
-  for (let b = 0; b < BUCKET_COUNT; b++) {
-    const n = slot[BUCKETS_AT + b]!;
-    if (seen + n >= rank && n > 0) {
-      if (b >= DURATION_BOUNDS_S.length) return DURATION_BOUNDS_S[DURATION_BOUNDS_S.length - 1]! * 1000;
-      const lower = b === 0 ? 0 : DURATION_BOUNDS_S[b - 1]!;
-      const upper = DURATION_BOUNDS_S[b]!;
-      return (lower + ((upper - lower) * (rank - seen)) / n) * 1000;
-    }
-    seen += n;
-  }
-  return null;
+  const us = quantileUs(slot, ENTRIES_AT, calls, slot[MIN_US]!, slot[MAX_US]!, q);
+  return us === undefined ? null : us / 1000;
 }

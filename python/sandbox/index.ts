@@ -218,6 +218,11 @@ function opSync(kind: SyncOpKind, payload: string, body: PyBytesLike | undefined
   return [result[0], result[1], out === undefined ? undefined : new Uint8Array(out)];
 }
 
+/** A Python warning (the `warnings` module), as one `warn` line of the call running, not as stderr's `error` lines. */
+function warn(text: unknown): void {
+  hostLog(current.requestId, 'warn', String(text));
+}
+
 /** Delivers the result of an async handler once its task settled. */
 function deliver(id: number, result: unknown): void {
   hostDeliver(id, toCallResult(result));
@@ -232,7 +237,7 @@ function init(configJson: string, functionFiles: string): string | undefined {
   if (!pyodide || !pyInit) throw new Error('the Python runtime has not booted');
   const files = JSON.parse(functionFiles) as [string, number][];
   mountLazyFiles(pyodide.FS, '/function', files, (path) => opSync('file', JSON.stringify({ path }), undefined)[2], false);
-  const failure = pyInit(configJson, opSync, deliver);
+  const failure = pyInit(configJson, opSync, deliver, warn);
   return typeof failure === 'string' ? failure : undefined;
 }
 

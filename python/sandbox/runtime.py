@@ -11,6 +11,7 @@ import random
 import sys
 import traceback
 import types
+import warnings
 from urllib.parse import parse_qsl
 
 FUNCTION_DIR = '/function'
@@ -182,11 +183,22 @@ def _load_failure(exc, main):
     return json.dumps(failure)
 
 
-def _islet_init(config_json, js_op, deliver):
+def _show_warnings_as(warn):
+    """Python's warnings (a RequestsDependencyWarning at import, a DeprecationWarning) as one `warn`
+    log line each, instead of lines of stderr, which the logs keep as errors."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if filename.startswith(FUNCTION_DIR + '/'):
+            filename = filename[len(FUNCTION_DIR) + 1:]
+        warn(warnings.formatwarning(message, category, filename, lineno, line).rstrip('\n'))
+    warnings.showwarning = show
+
+
+def _islet_init(config_json, js_op, deliver, warn):
     """Makes this interpreter the function: env, sdk, its module. Returns None, or the JSON of why
     its module could not load."""
     global _handler, _host_op, _deliver, _env
     config = json.loads(config_json)
+    _show_warnings_as(warn)
     _host_op = _wrap_host_op(js_op)
     _deliver = deliver
     sys.modules['_islet_net'].host_op = _host_op

@@ -51,6 +51,20 @@ function AdminView({ session, name }: { session: Session; name: string }) {
   );
 }
 
+/**
+ * How the entry is called: a handler with its arguments, or a module's `fetch` (a Workers-style
+ * module, whose `entrypoint` is `handler` by default though no handler is called). Versions
+ * deployed before islet kept the style show the export's name alone.
+ */
+export function entryCall(fn: Pick<FunctionInfo, 'entrypoint' | 'runtime' | 'style'>): string {
+  if (fn.style === 'fetch') {
+    const owner = fn.entrypoint === 'default' || fn.entrypoint === 'handler' ? 'the default export' : `export ${fn.entrypoint}`;
+    return `fetch(request, env, ctx) of ${owner}`;
+  }
+  if (fn.style === 'handler') return `${fn.entrypoint}(body, ${fn.runtime.startsWith('python') ? 'req' : 'context'})`;
+  return fn.entrypoint;
+}
+
 function Config({ fn }: { fn: FunctionInfo }) {
   return (
     <section aria-labelledby="config-title" class="card">
@@ -59,10 +73,8 @@ function Config({ fn }: { fn: FunctionInfo }) {
         <dt>Runtime</dt>
         <dd>{fn.runtime}</dd>
         <dt>Entry</dt>
-        <dd>
-          <code>
-            {fn.file} · {fn.entrypoint}
-          </code>
+        <dd data-testid="entry">
+          <code>{fn.file}</code> · <code>{entryCall(fn)}</code>
         </dd>
         <dt>Timeout</dt>
         <dd>{fn.timeoutMs ? `${fn.timeoutMs} ms` : 'server default'}</dd>

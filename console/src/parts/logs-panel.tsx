@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { LogEntry, Session } from '../api';
+import { stackBelow } from '../../../engine/log-text';
 import { formatTime } from '../format';
 import { followLogs, type LiveState } from '../live-logs';
 
@@ -128,8 +129,9 @@ export function LogsPanel({ session, name }: { session: Session; name: string })
               {l.requestId ? l.requestId.slice(-8) : '-'}
             </span>
             <span class="msg">
+              {l.code ? `${l.code} ` : ''}
               {l.message}
-              {l.stack ? `\n${l.stack}` : ''}
+              {l.stack ? `\n${stackBelow(l.message, l.stack)}` : ''}
             </span>
           </li>
         ))}

@@ -35,6 +35,8 @@ export function TimeChart({ title, times, series, unit, height = 180 }: { title:
     void loadUplot().then((UPlot) => {
       if (cancelled || !box.current) return;
       const el = box.current;
+      // The y axis as last drawn, on the box (for anyone inspecting the chart, and its tests).
+      let drawn: { labels: string[]; size: number } = { labels: [], size: 0 };
       chart.current = new UPlot(
         {
           width: el.clientWidth || 600,
@@ -42,7 +44,24 @@ export function TimeChart({ title, times, series, unit, height = 180 }: { title:
           cursor: { drag: { x: false, y: false } },
           legend: { show: true },
           scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-          axes: [{ stroke: '#4a5361', grid: { stroke: '#e3e7ec' } }, { stroke: '#4a5361', grid: { stroke: '#e3e7ec' }, size: 60, values: (_u, ticks) => ticks.map((v) => `${trim(v)} ${unit}`) }],
+          axes: [
+            { stroke: '#4a5361', grid: { stroke: '#e3e7ec' } },
+            // The labels' room follows their length, so that "12.5 s" or "1,250 /s" is never cut on the left.
+            {
+              stroke: '#4a5361',
+              grid: { stroke: '#e3e7ec' },
+              size: (_u, values) => (drawn = { labels: values ?? [], size: axisSize(values) }).size,
+              values: (_u, ticks) => tickLabels(ticks, unit),
+            },
+          ],
+          hooks: {
+            draw: [
+              () => {
+                el.dataset.yLabels = JSON.stringify(drawn.labels);
+                el.dataset.ySize = String(drawn.size);
+              },
+            ],
+          },
           series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, dash: s.dash ? [6, 4] : undefined, spanGaps: false, points: { show: (u: uPlot, i: number) => isolated(u.data[i]).length > 0, filter: (u: uPlot, i: number) => isolated(u.data[i]), size: 6, fill: s.color } }))],
         },
         latest.current,
@@ -83,6 +102,21 @@ function isolated(values: uPlot.AlignedData[number] | undefined): number[] {
     if (values[i - 1] == null && values[i + 1] == null) found.push(i);
   }
   return found;
+}
+
+/**
+ * The y axis's labels: durations in ms up to 1,000 ms, in seconds past it (a 30 s timeout reads
+ * "30 s", not "30000 ms", which the axis cut to "000 ms"); other units as they are.
+ */
+export function tickLabels(ticks: number[], unit: string): string[] {
+  if (unit === 'ms' && Math.max(...ticks.map(Math.abs)) >= 1000) return ticks.map((v) => `${trim(v / 1000)} s`);
+  return ticks.map((v) => `${trim(v)} ${unit}`);
+}
+
+/** Room for the y axis: its longest label at the axis font (12 px, about 7 px a character), the tick and a gap. */
+function axisSize(values: string[] | null): number {
+  const longest = (values ?? []).reduce((n, label) => Math.max(n, label.length), 0);
+  return Math.max(48, Math.ceil(longest * 7.5) + 18);
 }
 
 function trim(v: number): string {

@@ -27,6 +27,8 @@ export function pickEntry(namespace: Record<string, unknown>, esm: boolean, main
   if (candidate === undefined && entrypoint !== 'default' && (typeof fallback === 'object' || typeof fallback === 'function') && fallback !== null) {
     candidate = fallback[entrypoint];
   }
+  const server = [candidate, fallback].find(isServerApp);
+  if (server !== undefined) throw new Error(serverAppMessage(main, server === candidate ? `its export "${entrypoint}"` : 'its export'));
   if (typeof candidate === 'function' && !hasFetch(candidate)) return { style: 'seed', handler: candidate as SeedHandler };
   if (hasFetch(candidate)) return { style: 'fetch', target: candidate };
   if (candidate === undefined && entrypoint === 'handler' && hasFetch(fallback)) return { style: 'fetch', target: fallback };
@@ -34,4 +36,19 @@ export function pickEntry(namespace: Record<string, unknown>, esm: boolean, main
   throw new Error(
     `${main} does not export a function named "${entrypoint}" (found ${found}; a module whose default export has a fetch(request, env, ctx) method can use entrypoint: default)`,
   );
+}
+
+/**
+ * An Express, Connect, Koa or Fastify app: something to run behind a Node HTTP server. Called as a
+ * handler, an Express app failed deep inside Express (its request and response are Node's).
+ */
+function isServerApp(value: unknown): boolean {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null || hasFetch(value)) return false;
+  const app = value as Record<string, unknown>;
+  return typeof app.listen === 'function' && ['use', 'handle', 'callback', 'register'].some((m) => typeof app[m] === 'function');
+}
+
+/** What a Node server app gets: a sentence saying what runs instead. */
+export function serverAppMessage(main: string, what: string): string {
+  return `${main}: ${what} is a Node server app (Express, Connect, Koa or Fastify), and islet functions do not run Node servers yet: islet's own server calls the function. Export handler(body, context), or a default export with fetch(request, env, ctx) (a Hono or itty-router app is one and runs as it is)`;
 }

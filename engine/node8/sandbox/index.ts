@@ -180,7 +180,7 @@ function nativeArguments(payload: unknown, bytes?: readonly Uint8Array[]): [body
 
 let entry: Entry | undefined;
 /** Set while the entry module awaits at its top level: calls that arrive meanwhile wait for it. */
-let ready: Promise<void> | undefined;
+let ready: Promise<unknown> | undefined;
 
 type Bundle = (exportsOf: (namespace: Record<string, unknown>, esm: boolean) => void, require: (id: string) => unknown, requireFrom: (dir: string, id: string) => unknown) => unknown;
 
@@ -212,15 +212,16 @@ function init(configJson: string, bundle: Bundle): unknown {
     require,
     (dir, id) => moduleSystem().requireFrom(dir)(id),
   );
-  const finish = () => {
+  // The handler's style is init's answer: the host keeps it with the version (the console shows it).
+  const finish = (): Entry['style'] => {
     entry = pickEntry(namespace ?? {}, esm, config.main, config.entrypoint);
+    return entry.style;
   };
   if (done instanceof NativePromise) {
     ready = promiseThen(done, finish);
     return ready;
   }
-  finish();
-  return undefined;
+  return finish();
 }
 
 function parseBody(raw: string | ArrayBuffer | undefined): unknown {

@@ -273,9 +273,23 @@ function makeModule(defaultProtocol: 'http:' | 'https:') {
     req.end();
     return req;
   };
+  const unavailableError = (name: string) =>
+    Object.assign(
+      new Error(`${defaultProtocol.slice(0, -1)}.${name} is not available in islet functions: they do not run Node servers (an Express app's listen() among them) yet; islet's own server calls the function (export handler(body, context), or a default export with fetch(request, env, ctx))`),
+      { code: 'ERR_METHOD_NOT_IMPLEMENTED' },
+    );
   const unavailable = (name: string) => () => {
-    throw Object.assign(new Error(`${defaultProtocol.slice(0, -1)}.${name} is not available in islet functions: functions are servers already (export a handler)`), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
+    throw unavailableError(name);
   };
+  // Classes with a prototype: Express builds its request and response on Object.create(ServerResponse.prototype)
+  // as it loads, which failed on a function's missing prototype ("Object prototype may only be an Object or null").
+  const unavailableClass = (name: string, base: new () => object) =>
+    class extends base {
+      constructor() {
+        throw unavailableError(name);
+        super();
+      }
+    };
   return {
     request,
     get,
@@ -287,8 +301,8 @@ function makeModule(defaultProtocol: 'http:' | 'https:') {
     METHODS,
     maxHeaderSize: 16384,
     createServer: unavailable('createServer'),
-    Server: unavailable('Server'),
-    ServerResponse: unavailable('ServerResponse'),
+    Server: unavailableClass('Server', Object),
+    ServerResponse: unavailableClass('ServerResponse', Writable),
     OutgoingMessage: Writable,
     validateHeaderName: (name: string) => {
       if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw Object.assign(new TypeError(`Header name must be a valid HTTP token ["${name}"]`), { code: 'ERR_INVALID_HTTP_TOKEN' });
