@@ -440,7 +440,23 @@ export async function serveFetch(target: { fetch(request: unknown, env: unknown,
   const url = `http://${headers.host ?? 'localhost'}${path}${rawQuery ? `?${rawQuery}` : ''}`;
   const hasBody = method !== 'GET' && method !== 'HEAD' && raw !== undefined;
   const request = new Request(url, { method, headers, ...(hasBody ? { body: raw } : {}) });
-  const ctx = {
+  const ctx = executionContext();
+  const response = await target.fetch(request, env, ctx);
+  if (!(response instanceof Response)) {
+    return { t: 'e', c: 'ERR_BAD_RESPONSE', m: `the fetch handler must return a Response, got ${response === null ? 'null' : typeof response}` };
+  }
+  const out: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+  });
+  return { t: 'b', s: response.status, h: out, b: await response.arrayBuffer() };
+}
+
+/** A handler's `ctx`: `waitUntil`'s promises run on after the answer, their failures reported in the logs. */
+function executionContext() {
+  let waiting = 0;
+  let token = 0;
+  return {
     waitUntil(promise: unknown) {
       // The instance stays awake while this call's waitUntil work goes on (a timeout at most).
       if (waiting++ === 0) internal.background((token = ++lastToken), true);
@@ -453,17 +469,17 @@ export async function serveFetch(target: { fetch(request: unknown, env: unknown,
     },
     passThroughOnException() {},
   };
-  let waiting = 0;
-  let token = 0;
-  const response = await target.fetch(request, env, ctx);
-  if (!(response instanceof Response)) {
-    return { t: 'e', c: 'ERR_BAD_RESPONSE', m: `the fetch handler must return a Response, got ${response === null ? 'null' : typeof response}` };
-  }
-  const out: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
-  });
-  return { t: 'b', s: response.status, h: out, b: await response.arrayBuffer() };
+}
+
+/**
+ * Calls a fetch-style function's `scheduled(controller, env, ctx)` for one tick of its schedule, as
+ * Workers' Cron Triggers do: `controller.cron` and `controller.scheduledTime`; it answers nothing.
+ */
+export async function serveScheduled(target: { scheduled?(controller: unknown, env: unknown, ctx: unknown): unknown }, event: { cron: string; scheduledTime: number }, env: unknown): Promise<CallResult> {
+  if (typeof target.scheduled !== 'function') throw new TypeError('the function has a schedule but its default export has no scheduled(controller, env, ctx) method');
+  const controller = { cron: event.cron, scheduledTime: event.scheduledTime, noRetry() {} };
+  await target.scheduled(controller, env, executionContext());
+  return { t: 'b', s: 200, h: {}, b: new ArrayBuffer(0) };
 }
 
 export { Blob, File, FormData };
