@@ -66,7 +66,8 @@ function conformance(kind: string, open: () => Promise<{ served: Served; account
     await deploy(s, a, 'echo', `exports.handler = async (body, ctx) => ({ body, method: ctx.request.method, path: ctx.request.path, query: ctx.request.query, header: ctx.request.headers['x-note'] || null, key: ctx.request.headers['x-service-api-key'] || null });`);
     await deploy(s, a, 'boom', `let n = 0; exports.handler = () => { n++; throw new Error('boom ' + n); };`, { retries: 2 });
     await deploy(s, a, 'five', `exports.handler = (body, ctx) => new ctx.HTTPResponse({ statusCode: 503, body: 'not now' });`, { retries: 1 });
-    await deploy(s, a, 'slow', `exports.handler = async () => { await new Promise((r) => setTimeout(r, 300)); return 'done'; };`);
+    // 150 ms a run, two at a time for one account: a backlog of 100 lasts about 7 s, long enough to see B pass it.
+    await deploy(s, a, 'slow', `exports.handler = async () => { await new Promise((r) => setTimeout(r, 150)); return 'done'; };`);
     await deploy(s, b, 'other', `exports.handler = () => 'b ran';`);
 
     await t.test('accepted at once, run, its result kept', async (t) => {
@@ -134,7 +135,7 @@ function conformance(kind: string, open: () => Promise<{ served: Served; account
       const bDone = await settled(s, b, bId);
       t.equal(bDone.status, 'succeeded');
       const left = await pendingOfA();
-      t.ok(left > bound / 2, `B's invocation ran while A still had ${left} of its ${bound} waiting or running`);
+      t.ok(left > bound / 4, `B's invocation ran while A still had ${left} of its ${bound} waiting or running`);
       const call = await fetch(`${s.url}/v2/run/${b.id}/other`, { headers: { 'X-Service-Api-Key': b.key } });
       t.equal(call.status, 200);
       t.ok((await pendingOfA()) > 0, "and B's calls are answered meanwhile");

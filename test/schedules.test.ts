@@ -1,6 +1,6 @@
 /**
  * Schedules on one node: each tick runs exactly once across two workers (a 6-field schedule every
- * 2 s, over 20 s), a deploy changes the schedule from its answer on and a remove ends it; the
+ * 2 s, over 20 s), a deploy and a rollback change the schedule from their answer on and a remove ends it; the
  * handler styles (seed, fetch's scheduled(), Python) are told their tick; service.yml's errors
  * name their line.
  */
@@ -59,7 +59,7 @@ t.test('each handler style is told its tick', async (t) => {
   t.ok(await eventually(async () => (await lines('seed')).some((m) => m.includes('"cron":"x"') && !m.includes('"scheduled":{')), 5_000), 'a call over HTTP has no context.scheduled');
 });
 
-t.test('two workers: each tick exactly once; a deploy changes the schedule, a remove ends it', async (t) => {
+t.test('two workers: each tick exactly once; a deploy and a rollback change the schedule, a remove ends it', async (t) => {
   const collector = await startCollector();
   t.teardown(() => collector.close());
   const s = await startSupervised(['--workers', '2', '--allow-private-egress']);
@@ -88,6 +88,16 @@ t.test('two workers: each tick exactly once; a deploy changes the schedule, a re
   t.ok(v2.length >= 3, `the new schedule runs (${v2.length} ticks)`);
   t.ok(v2.every((time) => time % 2000 === 1000), 'on odd seconds');
   t.same(tickProblems(v2.map((time) => time - 1000), 2000), [], 'each of its ticks exactly once');
+
+  // A rollback brings the first version's schedule back, from its answer on.
+  const rolledBack = await fetch(`${s.url}/v2/accounts/${s.accountId}/functions/ticker/rollback`, { method: 'POST', headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/json' }, body: '{}' });
+  t.equal(rolledBack.status, 200, 'rolled back');
+  const rollbackAt = Date.now();
+  await sleep(6_000);
+  t.same(ticks('v2').filter((time) => time >= rollbackAt), [], 'the second schedule runs no tick after the rollback answered');
+  const back = ticks('v1').filter((time) => time >= secondAnswer);
+  t.ok(back.length >= 2, `the first schedule runs again (${back.length} ticks)`);
+  t.same(tickProblems(back, 2000), [], 'each of its ticks exactly once, on even seconds');
 
   const removed = await fetch(`${s.url}/v2/accounts/${s.accountId}/functions/ticker`, { method: 'DELETE', headers: { 'X-Service-Api-Key': s.apiKey } });
   t.equal(removed.status, 200);
