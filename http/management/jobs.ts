@@ -1,4 +1,5 @@
 import { ServiceError } from '../../engine/errors';
+import { checkName } from '../../engine/names';
 import type { Routes } from './common';
 import { existing } from './functions';
 
@@ -19,5 +20,10 @@ export function addJobRoutes(r: Routes): void {
     return { status: 200, body: { invocations: await engine.background.list(account, name, limit) } };
   });
 
-  r.account('get', '/v2/accounts/:account/schedules', 'admin', async ({ account }) => ({ status: 200, body: { schedules: await engine.background.schedules(account) } }));
+  // `?function=<name>`: that function's alone (the console's function page).
+  r.account('get', '/v2/accounts/:account/schedules', 'admin', async ({ account, query }) => {
+    const fn = query.get('function');
+    if (fn !== null) checkName('function', fn);
+    return { status: 200, body: { schedules: await engine.background.schedules(account, fn ?? undefined) } };
+  });
 }
