@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { readServiceFile } from '../cli/service-yml';
 import { startCollector, tickProblems } from './helpers/collector';
 import { functionFolder } from './helpers/functions';
-import { startTestServer } from './helpers/server';
+import { reopenTestServer, startTestServer } from './helpers/server';
 import { eventually, startSupervised } from './helpers/supervised';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,6 +57,30 @@ t.test('each handler style is told its tick', async (t) => {
   const res = await s.call('seed', { method: 'POST', body: '{"cron":"x","scheduledTime":1}' });
   t.equal(res.status, 200);
   t.ok(await eventually(async () => (await lines('seed')).some((m) => m.includes('"cron":"x"') && !m.includes('"scheduled":{')), 5_000), 'a call over HTTP has no context.scheduled');
+});
+
+t.test('catchup: true runs the latest tick missed while no process was up, once; without it none is replayed', async (t) => {
+  const s = await startTestServer({ limits: { pythonSpare: false } });
+  const source = (label: string) => functionFolder(`exports.handler = (body, ctx) => { console.log('${label} ' + ctx.scheduled.scheduledTime); return 1; };`);
+  await s.deploy('late', source('late'), 'handler', { schedules: ['*/2 * * * * *'], catchup: true });
+  await s.deploy('strict', source('strict'), 'handler', { schedules: ['*/2 * * * * *'] });
+  const runs = async (server: typeof s, name: string) =>
+    (await server.engine.readLogs(s.accountId, name, {})).map((e) => /^(?:late|strict) (\d+)$/.exec(e.message)).filter((m) => m !== null).map((m) => Number(m![1]));
+  t.ok(await eventually(async () => (await runs(s, 'late')).length > 0 && (await runs(s, 'strict')).length > 0, 20_000), 'both ran once before the stop');
+  await s.stop();
+  const stoppedAt = Date.now();
+  await sleep(5_000); // two ticks or more pass with no process up
+  const reopenedAt = Date.now();
+  const again = await reopenTestServer(s.dataDir, s.accountId, s.apiKey, { pythonSpare: false });
+  t.teardown(() => again.stop());
+  const after = async (name: string) => (await runs(again, name)).filter((time) => time > stoppedAt).sort((a, b) => a - b);
+  t.ok(await eventually(async () => (await after('late')).length >= 2 && (await after('strict')).length >= 1, 20_000), 'both run again');
+  const [late, strict] = [await after('late'), await after('strict')];
+  t.ok(strict[0]! > reopenedAt, 'without catchup, no missed tick runs');
+  // Both follow the same schedule from the same start: the one caught up is the tick just before the first one planned.
+  t.equal(late[0], strict[0]! - 2000, 'with catchup, the latest missed tick runs');
+  t.equal(late.filter((time) => time < strict[0]!).length, 1, 'and no other missed one');
+  t.same(tickProblems(late, 2000), [], 'each once');
 });
 
 t.test('two workers: each tick exactly once; a deploy and a rollback change the schedule, a remove ends it', async (t) => {
