@@ -8,7 +8,7 @@ import type { Coordinator } from '../coordinator';
 import { isAccountId } from '../keys';
 import { queueFull } from '../quota';
 import { fsyncPath, listDirs, readJsonFile, writeFileAtomic } from './fsutil';
-import { invocationsDir, type QueueBroker } from './queue-broker';
+import { invocationsDir, type QueueBroker, type QueueEntry } from './queue-broker';
 
 /** A record as its file holds it: the body as base64. */
 type StoredRecord = Omit<InvocationRecord, 'body'> & { body: string };
@@ -53,25 +53,36 @@ export class FileJobs implements JobStore {
 
   async claim(limit: number, perAccount: number, full: ReadonlySet<string>): Promise<InvocationRecord[]> {
     const entries = await this.broker.claim(limit, perAccount, [...full]);
+    // Each claimed record is marked running (its attempt counted) on disk before it runs, all at
+    // once: one after another, their fsyncs held a queue of hellos to 69 runs a second.
+    const marked = await Promise.allSettled(entries.map((entry) => this.markRunning(entry)));
     const claimed: InvocationRecord[] = [];
-    for (const entry of entries) {
-      const record = await this.readFrom('pending', entry.account, entry.id);
-      if (!record) {
-        await this.broker.finish(entry);
-        continue;
-      }
-      record.status = 'running';
-      record.attempts++;
-      record.startedAt = Date.now();
-      try {
-        await this.write('pending', record);
-      } catch (err) {
-        await this.broker.requeue(entry);
-        throw err;
-      }
-      claimed.push(record);
+    let failure: unknown;
+    for (const result of marked) {
+      if (result.status === 'rejected') failure ??= result.reason;
+      else if (result.value) claimed.push(result.value);
     }
+    if (claimed.length === 0 && failure !== undefined) throw failure;
     return claimed;
+  }
+
+  /** A claimed invocation's record, marked running on disk; undefined when it is gone (and the broker told). */
+  private async markRunning(entry: QueueEntry): Promise<InvocationRecord | undefined> {
+    const record = await this.readFrom('pending', entry.account, entry.id);
+    if (!record) {
+      await this.broker.finish(entry);
+      return undefined;
+    }
+    record.status = 'running';
+    record.attempts++;
+    record.startedAt = Date.now();
+    try {
+      await this.write('pending', record);
+    } catch (err) {
+      await this.broker.requeue(entry);
+      throw err;
+    }
+    return record;
   }
 
   async settle(record: InvocationRecord): Promise<void> {
