@@ -4,10 +4,10 @@ import { clientError, errorResponse, responseHeaders } from './error-answer';
 import { checkNodeFlags, enableIsolateFeatures } from './node-flags';
 import { HeldRefusals } from './held-refusals';
 import { HostWorkPool } from './host-work/pool';
-import { LogBudget } from './log-budget';
+import { LogBudget } from './capabilities/console/log-budget';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
 import { ServiceError } from './errors';
-import { Egress } from './egress';
+import { Egress } from './capabilities/fetch/egress';
 import { DEFAULT_LIMITS, type Limits } from './limits';
 import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
 import { describeFunction, isFunctionName, isPublicName, validateSpec, type FunctionDescription, type FunctionManifest, type RuntimeName } from './manifest';
@@ -18,11 +18,13 @@ import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
 import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
 import type { ScheduledEvent } from './sandbox/protocol';
+import { isBodyStream, readWhole, watchStream, type BodyStream } from './body-stream';
 import type { BundleSource } from './bundle';
 import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
 import { History } from './stats/history';
 import { Catalog } from './store/catalog';
 import { Background } from './jobs/background';
+import type { RunOutcome } from './jobs/runner';
 import { functionsExceeded, type DeployQuota } from './store/quota';
 import type { NewAccount, Store, StoreHealth } from './store/store';
 import { checkPercent } from './store/traffic';
@@ -96,13 +98,17 @@ export interface RunTrigger {
 export interface InvokeResponse {
   status: number;
   headers: Record<string, string>;
-  body: string | Uint8Array;
+  /** The whole body, or one the function streams (its reader must read it to its end, or cancel it). */
+  body: string | Uint8Array | BodyStream;
   requestId: string;
   /** Microseconds spent in the handler. */
   durationUs: number;
   /** The function version that answered (X-Service-Version); absent when no version was chosen. */
   version?: number;
 }
+
+/** An answer whose body is whole (not streamed). */
+export type WholeResponse = Omit<InvokeResponse, 'body'> & { body: string | Uint8Array };
 
 export interface EngineStats extends PoolStats {
   store: StoreHealth;
@@ -174,7 +180,7 @@ export class Engine {
     this.heldRefusals = new HeldRefusals(this.limits.refusalHoldMs, this.limits.accountMaxInFlight);
     this.logBudget = new LogBudget(this.limits.accountLogCharsPerSec, 4 * this.limits.accountLogCharsPerSec);
     this.manage = new Management(this.store, this.catalog, this.keyUses);
-    this.background = new Background(this.store.jobs, this.catalog, this.admission, this.limits, (request, trigger) => new Promise((resolve) => this.dispatchQueued(request, trigger, (response, error) => resolve({ ...response, error }))));
+    this.background = new Background(this.store.jobs, this.catalog, this.admission, this.limits, (request, trigger) => this.runQueued(request, trigger));
     this.egress = new Egress({
       allowPrivate: options.allowPrivateEgress ?? false,
       selfPorts: () => this.selfPorts,
@@ -283,8 +289,20 @@ export class Engine {
   }
 
   /** The invocation contract of SPEC §2: auth order, lookup, limits, the handler, error shapes. */
-  invoke(request: InvokeRequest): Promise<InvokeResponse> {
-    return new Promise((resolve) => this.dispatch(request, resolve));
+  /**
+   * `dispatch` for callers that take an answer whole (sdk.invoke, tests): a streamed body is read to
+   * its end, up to the response body limit (past it, or when the stream fails, the answer is the
+   * error).
+   */
+  invoke(request: InvokeRequest): Promise<WholeResponse> {
+    return new Promise<InvokeResponse>((resolve) => this.dispatch(request, resolve)).then(async (res) => {
+      if (!isBodyStream(res.body)) return res as WholeResponse;
+      try {
+        return { ...res, body: await readWhole(res.body, this.limits.responseBodyBytes) };
+      } catch (err) {
+        return errorResponse(err, res.requestId, res.durationUs, res.version);
+      }
+    });
   }
 
   /**
@@ -304,6 +322,18 @@ export class Engine {
    */
   dispatchQueued(request: InvokeRequest, trigger: RunTrigger, respond: (response: InvokeResponse, error?: ServiceError) => void): void {
     this.admit(request, respond, trigger);
+  }
+
+  /** `dispatchQueued` with its answer whole, as `invoke` reads it: a run's result is kept as text. */
+  private runQueued(request: InvokeRequest, trigger: RunTrigger): Promise<RunOutcome> {
+    return new Promise<{ response: InvokeResponse; error?: ServiceError }>((resolve) => this.dispatchQueued(request, trigger, (response, error) => resolve({ response, error }))).then(async ({ response, error }) => {
+      if (!isBodyStream(response.body)) return { ...(response as WholeResponse), error };
+      try {
+        return { ...response, body: await readWhole(response.body, this.limits.responseBodyBytes), error };
+      } catch (err) {
+        return { ...errorResponse(err, response.requestId, response.durationUs, response.version), error: err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', String(err)) };
+      }
+    });
   }
 
   private admit(request: InvokeRequest, respond: (response: InvokeResponse, error?: ServiceError) => void, trigger: RunTrigger | undefined): void {
@@ -384,9 +414,22 @@ export class Engine {
     const done = (outcome: CallOutcome) => {
       const now = performance.now();
       const durationUs = started === 0 ? 0 : (now - started) * 1000;
+      const waitedUs = waitingSince === 0 ? durationUs : (now - waitingSince) * 1000;
+      if (outcome.ok && isBodyStream(outcome.response.body)) {
+        // Answered now, over when its stream ends: counted, logged and measured then.
+        const { status, headers } = outcome.response;
+        const begun = started === 0 ? now : started;
+        const body = watchStream(outcome.response.body, begun, (end) => {
+          stats.inflight--;
+          gate.inflight--;
+          const totalUs = (performance.now() - (waitingSince === 0 ? begun : waitingSince)) * 1000;
+          this.observer.callEnded(stats, manifest, requestId, logged, end.error?.status ?? status, end.error, (performance.now() - begun) * 1000, totalUs);
+        });
+        respond({ status, headers, body, requestId, durationUs, version: manifest.version });
+        return;
+      }
       stats.inflight--;
       gate.inflight--;
-      const waitedUs = waitingSince === 0 ? durationUs : (now - waitingSince) * 1000;
       if (outcome.ok) {
         const { status, headers, body } = outcome.response;
         this.observer.callEnded(stats, manifest, requestId, logged, status, undefined, durationUs, waitedUs);
@@ -444,22 +487,22 @@ export class Engine {
         else this.logs.countDropped(logKey);
       },
       fetch: (request, body, budget) => this.egress.fetch(request, body, budget, manifest.account),
-      invoke: async (payload) => {
-        const call = JSON.parse(payload) as { accountId: string; functionName: string; apiKey: string; body: string };
+      // sdk.invoke (engine/capabilities/invoke): a POST of the body as JSON.
+      invoke: async (call) => {
         const res = await this.invoke({
-          accountId: String(call.accountId),
-          functionName: String(call.functionName),
-          apiKey: call.apiKey ? String(call.apiKey) : undefined,
+          accountId: call.accountId,
+          functionName: call.functionName,
+          apiKey: call.apiKey || undefined,
           method: 'POST',
           path: '/',
           rawQuery: '',
           headers: { 'content-type': 'application/json' },
-          body: Buffer.from(String(call.body ?? ''), 'utf8'),
+          body: Buffer.from(call.body, 'utf8'),
         });
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(responseHeaders(res))) headers[name.toLowerCase()] = value;
         const body = typeof res.body === 'string' ? res.body : Buffer.from(res.body).toString('utf8');
-        return JSON.stringify({ statusCode: res.status, headers, body });
+        return { statusCode: res.status, headers, body };
       },
     };
   }

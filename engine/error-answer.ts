@@ -1,4 +1,4 @@
-import type { InvokeResponse } from './engine';
+import type { InvokeResponse, WholeResponse } from './engine';
 import { ServiceError } from './errors';
 
 /** All headers of a response as the client receives them, the X-Service-* ones included. */
@@ -34,7 +34,7 @@ export function clientError(err: unknown, requestId: string): ServiceError {
  * `stack`; a deploy error's `key`, `file`, `line`; a rate limit's `retryAfter`, also sent as the
  * Retry-After header).
  */
-export function errorResponse(err: unknown, requestId: string, durationUs: number, version?: number): InvokeResponse {
+export function errorResponse(err: unknown, requestId: string, durationUs: number, version?: number): WholeResponse {
   const error = clientError(err, requestId);
   const body: Record<string, unknown> = { errorCode: error.code, message: error.message, requestId, ...error.details };
   const headers: Record<string, string> = { 'content-type': 'application/json' };

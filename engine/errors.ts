@@ -17,7 +17,8 @@ export type ErrorCode =
   | 'ERR_FORBIDDEN'
   | 'ERR_RATE_LIMITED'
   | 'ERR_CONFLICT'
-  | 'ERR_QUOTA_EXCEEDED';
+  | 'ERR_QUOTA_EXCEEDED'
+  | 'ERR_CLIENT_GONE';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   ERR_NO_KEY: 401,
@@ -40,6 +41,9 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   // 403, not 413 (a one-line deploy can be over the function count) nor 507 (a 5xx says the server
   // failed, and clients and proxies retry those): the account must remove something first.
   ERR_QUOTA_EXCEEDED: 403,
+  // Never sent (the client is gone): what a call's log line and metrics say of a streamed answer its
+  // client left before its end (nginx's 499).
+  ERR_CLIENT_GONE: 499,
 };
 
 /** An error that is part of islet's contract: it carries a code and becomes a JSON error response. */

@@ -69,10 +69,10 @@ export interface Limits {
   hostWorkThreads: number;
   /**
    * Characters of log text each account's functions may hand this process per second (four
-   * seconds' worth at once); past it their lines are dropped and counted (engine/log-budget.ts).
+   * seconds' worth at once); past it their lines are dropped and counted (engine/capabilities/console/log-budget.ts).
    */
   accountLogCharsPerSec: number;
-  /** Response bytes each account's fetches may read per second in this process (as much at once); past it they read more slowly (engine/egress.ts). */
+  /** Response bytes each account's fetches may read per second in this process (as much at once); past it they read more slowly (engine/capabilities/fetch/egress.ts). */
   accountEgressBytesPerSec: number;
   /** Asynchronous invocations one account may have queued or running, all nodes together (ERR_QUOTA_EXCEEDED past it). */
   asyncMaxQueued: number;

@@ -1,3 +1,6 @@
+import type { BodyStream } from './body-stream';
+import type { FetchRequest } from './capabilities/fetch/ops';
+import type { InvokeAnswer, InvokeRequest } from './capabilities/invoke/ops';
 import { ServiceError } from './errors';
 import type { HostTask, HostTaskAnswer } from './host-work/task';
 import type { HostMemoryBudget } from './isolate/host-memory';
@@ -22,7 +25,8 @@ export interface CallInput {
 export interface FunctionResponse {
   status: number;
   headers: Record<string, string>;
-  body: string | Uint8Array;
+  /** The whole body, or one the function streams. */
+  body: string | Uint8Array | BodyStream;
 }
 
 export type CallOutcome = { ok: true; response: FunctionResponse } | { ok: false; error: ServiceError };
@@ -49,10 +53,13 @@ export interface Instance {
 /** What a running function may ask of the service (the sandbox's only way out). */
 export interface InstanceServices {
   log(requestId: string, level: string, text: string): void;
-  /** A function's `fetch`; the response body's bytes are taken from `budget` as they arrive (the instance's host memory). */
-  fetch(request: string, body: Uint8Array | undefined, budget?: HostMemoryBudget): Promise<{ payload: string; body: Uint8Array | undefined }>;
-  /** In-process `sdk.invoke`; resolves to the JSON of `{statusCode, headers, body}`. */
-  invoke(request: string): Promise<string>;
+  /**
+   * A function's `fetch`; answers the JSON of a FetchAnswer and the response's body, whose bytes are
+   * taken from `budget` as they arrive (the instance's host memory).
+   */
+  fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget): Promise<{ payload: string; body: Uint8Array | undefined }>;
+  /** In-process `sdk.invoke`. */
+  invoke(request: InvokeRequest): Promise<InvokeAnswer>;
   /**
    * Host work (crypto, compression, key derivation) on islet's host-work threads, within the
    * function's timeout and its account's share of the threads (engine/host-work/pool.ts).

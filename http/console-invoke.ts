@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, type Engine, type InvokeRequest, type InvokeResponse } from '../engine/engine';
+import { errorResponse, type Engine, type InvokeRequest, type WholeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import type { ConsoleAnswer, ConsoleCall } from '../engine/wire';
@@ -62,7 +62,8 @@ export function addConsoleInvokeRoute(app: TemplatedApp, engine: Engine, counter
           refuse(err);
           return;
         }
-        engine.dispatch(call, (response) => {
+        // The answer whole: a streamed body is read to its end (the console shows it then).
+        void engine.invoke(call).then((response) => {
           const answer = toConsoleAnswer(response, call.method === 'HEAD');
           writeResponse(res, state, 200, ENVELOPE_HEADERS, JSON.stringify(answer), false);
           counter.end();
@@ -135,7 +136,7 @@ function requestHeaders(value: unknown): Record<string, string> {
 }
 
 /** The answer as the function port would send it: its headers in order, Content-Length last (uWS writes it at the end). */
-export function toConsoleAnswer(response: InvokeResponse, head: boolean): ConsoleAnswer {
+export function toConsoleAnswer(response: WholeResponse, head: boolean): ConsoleAnswer {
   const headers: [string, string][] = [];
   writeAnswerHeaders({ writeHeader: (name, value) => headers.push([name.toLowerCase(), value]) }, response);
   const bytes = typeof response.body === 'string' ? Buffer.from(response.body) : Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);

@@ -6,6 +6,8 @@ const DIRECT_LIMIT = 64 * 1024;
 
 export interface ResponseState {
   aborted: boolean;
+  /** Called when the client goes away, for a response still being written (a stream). */
+  onAbort?: () => void;
 }
 
 const statusLines: string[] = [];

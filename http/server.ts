@@ -1,4 +1,5 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { isBodyStream } from '../engine/body-stream';
 import { Engine, errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
@@ -13,6 +14,7 @@ import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
 import { ActiveCounter, quiet } from './in-flight';
 import { closeConnections, statusLine, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
+import { writeStream } from './stream-answer';
 import { loadUws, type Uws } from './uws';
 
 export interface ServerOptions {
@@ -98,7 +100,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const url = req.getUrl();
     const state = { aborted: false };
     res.onAborted(() => (state.aborted = true));
-    send(res, state, errorResponse(new ServiceError('ERR_NOT_FOUND', `no route for ${url}`), newRequestId(), 0), head);
+    send(res, state, errorResponse(new ServiceError('ERR_NOT_FOUND', `no route for ${url}`), newRequestId(), 0), head, () => undefined);
   });
 
   const main = await listen(uws, app, options.host, options.port, 'the port');
@@ -149,13 +151,25 @@ function listen(uws: Uws, app: TemplatedApp, host: string, port: number, what: s
   });
 }
 
-/** Writes an invocation's response with its `X-Service-*` headers (http/answer.ts). */
-function send(res: HttpResponse, state: ResponseState, response: InvokeResponse, head: boolean): void {
-  if (state.aborted) return;
+/**
+ * Writes an invocation's response with its `X-Service-*` headers (http/answer.ts); `done` once it is
+ * written (a streamed body, when it ends).
+ */
+function send(res: HttpResponse, state: ResponseState, response: InvokeResponse, head: boolean, done: () => void): void {
+  const body = response.body;
+  if (state.aborted) {
+    if (isBodyStream(body)) body.cancel('the client closed the connection');
+    done();
+    return;
+  }
   res.cork(() => {
     res.writeStatus(statusLine(response.status));
     writeAnswerHeaders(res, response);
-    writeBody(res, state, response.body, head);
+    if (isBodyStream(body)) writeStream(res, state, body, head, done);
+    else {
+      writeBody(res, state, body, head);
+      done();
+    }
   });
 }
 
@@ -195,20 +209,20 @@ function safeDecode(segment: string): string {
 function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest, counter: ActiveCounter): void {
   const call = readCall(req);
   const state: ResponseState = { aborted: false };
-  res.onAborted(() => (state.aborted = true));
+  res.onAborted(() => {
+    state.aborted = true;
+    state.onAbort?.();
+  });
   const head = call.method === 'HEAD';
   const limit = engine.limits.requestBodyBytes;
   counter.begin();
+  const end = () => counter.end();
   const tooLarge = () => {
     const response = errorResponse(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${limit} bytes`), newRequestId(), 0);
-    send(res, state, { ...response, headers: { ...response.headers, connection: 'close' } }, head);
-    counter.end();
+    send(res, state, { ...response, headers: { ...response.headers, connection: 'close' } }, head, end);
   };
   readBody(res, call.headers, limit, (body) => {
     call.body = body;
-    engine.dispatch(call, (response) => {
-      send(res, state, response, head);
-      counter.end();
-    });
+    engine.dispatch(call, (response) => send(res, state, response, head, end));
   }, tooLarge);
 }

@@ -1,38 +1,40 @@
 import ivm from 'isolated-vm';
 import { toArrayBuffer } from '../engine/bytes';
+import { hostErrorText } from '../engine/capabilities/errors';
+import type { FunctionFiles } from '../engine/capabilities/fs/host';
+import { runPythonOp } from '../engine/capabilities/host-ops';
 import { commonCallbacks, installHostObject, type Bridge } from '../engine/isolate/bridge';
-import type { SyncOpKind, SyncOpResult } from '../engine/sandbox/protocol';
-import { OpError, runSyncOp, type SyncOpScope } from './host-ops';
+import type { HostReply } from '../engine/sandbox/protocol';
 
-/** A Python isolate's bridge: the instance it became, and what its operations may reach. */
-export interface PythonBridge extends Bridge, Omit<SyncOpScope, 'services' | 'memory'> {}
-
-const SYNC_OPS: ReadonlySet<string> = new Set<SyncOpKind>(['fetch', 'invoke', 'pbkdf2', 'scrypt', 'tzdata', 'file']);
+/** A Python isolate's bridge: the instance it became, its handler's timeout and its files. */
+export interface PythonBridge extends Bridge {
+  timeoutMs: number;
+  files: FunctionFiles | undefined;
+}
 
 /**
- * The host side of the Python sandbox: the only place that answers its calls. Python code is
- * synchronous, so besides the common callbacks it gets `opSync`: the isolate's thread waits while
- * the host's event loop does the work (`applySyncPromise`), and the instance's timeout still bounds
- * the wait (a timed-out Python instance is disposed, which releases the thread). Only the
- * sandbox's closure holds this Reference; node8 isolates never get one (the first Reference in an
- * isolate sets up isolated-vm's Reference class there, about 19 KB).
+ * The host side of the Python sandbox: the only place that answers its calls, a dispatcher over
+ * the capabilities' host halves (engine/capabilities/host-ops.ts). Python code is synchronous, so
+ * besides the common callbacks it gets `opSync`: the isolate's thread waits while the host's event
+ * loop does the work (`applySyncPromise`), and the instance's timeout still bounds the wait (a
+ * timed-out Python instance is disposed, which releases the thread). Every answer is a HostReply;
+ * a failure is its HostError. Only the sandbox's closure holds this Reference; node8 isolates never
+ * get one (the first Reference in an isolate sets up isolated-vm's Reference class there, about 19 KB).
  */
 export function installPythonBridge(isolate: ivm.Isolate, context: ivm.Context, bridge: PythonBridge): void {
   installHostObject(isolate, context, {
     ...commonCallbacks(bridge),
     opSync: new ivm.Reference(async (kind: unknown, payload: unknown, body: unknown) => {
       const target = bridge.target;
-      let result: SyncOpResult;
+      let reply: HostReply;
       try {
-        if (typeof kind !== 'string' || !SYNC_OPS.has(kind)) throw new OpError('ERR_UNKNOWN_OP', `unknown operation ${String(kind)}`);
         const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
-        const answer = await runSyncOp(kind as SyncOpKind, String(payload), bytes, { ...bridge, services: target?.services, memory: target?.hostMemory });
-        result = answer.body ? [true, answer.payload, toArrayBuffer(answer.body)] : [true, answer.payload];
+        const answer = await runPythonOp(kind, payload, bytes, { services: target?.services, hostMemory: target?.hostMemory, files: bridge.files, timeoutMs: bridge.timeoutMs });
+        reply = answer.body ? [true, answer.payload, toArrayBuffer(answer.body)] : [true, answer.payload];
       } catch (err) {
-        const code = err instanceof OpError ? err.code : 'ERR_FAILED';
-        result = [false, JSON.stringify({ code, message: err instanceof Error ? err.message : String(err) })];
+        reply = [false, hostErrorText(err)];
       }
-      return new ivm.ExternalCopy(result).copyInto({ release: true });
+      return new ivm.ExternalCopy(reply).copyInto({ release: true });
     }),
   });
 }

@@ -22,11 +22,12 @@ pyodide.runPython(
   'import base64, builtins, datetime, http.client, importlib, json, logging, math, os, random, re, sys, time, traceback, types, urllib.parse, urllib.request',
 );
 // islet's Python side, loaded here once instead of at every boot (it took 200-500 ms of each): the
-// runtime (runtime.py), and the sockets and standard-library parts it installs (net.py, stdlib.py).
+// runtime (runtime.py), and the sockets and standard-library parts it installs (net.py, fetch's guest
+// half in Python: engine/capabilities/fetch/guest/net.py; stdlib.py).
 // Nothing of a host is in them until _islet_init hands them the bridge.
-const source = (name) => readFileSync(new URL(`./sandbox/${name}`, import.meta.url), 'utf8');
-pyodide.runPython(source('runtime.py'));
-pyodide.globals.get('_islet_boot')(source('net.py'), source('stdlib.py'));
+const source = (file) => readFileSync(new URL(file, import.meta.url), 'utf8');
+pyodide.runPython(source('./sandbox/runtime.py'));
+pyodide.globals.get('_islet_boot')(source('../engine/capabilities/fetch/guest/net.py'), source('./sandbox/stdlib.py'));
 const snapshot = pyodide.makeMemorySnapshot();
 const tmp = `${out}.${process.pid}.tmp`;
 writeFileSync(tmp, snapshot);

@@ -40,7 +40,7 @@ interface Assets {
 const PYODIDE_DIR = path.dirname(require.resolve('pyodide/package.json'));
 const SNAPSHOT_MAKER = path.resolve(__dirname, '..', '..', 'python', 'make-snapshot.mjs');
 /** islet's Python side, which the snapshot holds (see make-snapshot.mjs). */
-const SNAPSHOT_PYTHON = ['runtime.py', 'net.py', 'stdlib.py'].map((name) => path.resolve(__dirname, '..', '..', 'python', 'sandbox', name));
+const SNAPSHOT_PYTHON = ['python/sandbox/runtime.py', 'engine/capabilities/fetch/guest/net.py', 'python/sandbox/stdlib.py'].map((file) => path.resolve(__dirname, '..', '..', file));
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
 /** Time allowed to boot an interpreter from the snapshot. */
 const BOOT_TIMEOUT_MS = 30_000;
@@ -129,7 +129,7 @@ export class PythonRuntime implements Runtime {
   /** Boots Pyodide from the memory snapshot in a new isolate; no user code runs here. */
   private async boot(memoryMb: number): Promise<BlankIsolate> {
     const assets = await this.loadAssets();
-    const bridge: PythonBridge = { target: undefined, timeoutMs: 0, codeDir: undefined, files: new Set() };
+    const bridge: PythonBridge = { target: undefined, timeoutMs: 0, files: undefined };
     // The interpreter's memory is WebAssembly memory, which isolated-vm does not count: the sandbox
     // caps it at the function's memory. The isolate's own limit covers the JS side and the copies.
     const isolate = new ivm.Isolate({ memoryLimit: Math.max(256, memoryMb * 2), onCatastrophicError: () => bridge.target?.onCatastrophe() });
@@ -179,7 +179,7 @@ export class PythonRuntime implements Runtime {
       // The files' names and sizes: their bytes are read from the host when the sandbox first needs them.
       const sizes = await Promise.all(manifest.files.map(async (rel) => [rel, (await fsp.stat(path.join(codeDir, rel))).size] as const));
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, runtime: manifest.runtime });
-      Object.assign(blank.bridge as PythonBridge, { timeoutMs, codeDir, files: new Set(manifest.files) });
+      Object.assign(blank.bridge as PythonBridge, { timeoutMs, files: { codeDir, files: new Set(manifest.files) } });
       const failure = await instance.untilDeath(blank.initRef.apply(undefined, [config, JSON.stringify(sizes)], { timeout: timeoutMs, result: { copy: true } }));
       if (typeof failure === 'string') throw moduleFailure(failure);
       const heap = blank.isolate.getHeapStatisticsSync();

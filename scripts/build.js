@@ -24,8 +24,9 @@ run(bin('tsc'), ['-p', 'engine/sandbox/tsconfig.json']);
 run(bin('tsc'), ['-p', 'python/sandbox/tsconfig.json']);
 run(bin('tsc'), ['-p', 'console/tsconfig.json']);
 
-const { LIBRARY_NAMES, LIBRARY_BUNDLE_GLOBAL, libraryEntry } = require(path.join(root, 'dist', 'engine', 'sandbox', 'library-names.js'));
-const { BUILTIN_MODULES } = require(path.join(root, 'dist', 'engine', 'node8', 'builtin-modules.js'));
+const { LIBRARY_BUNDLE_GLOBAL } = require(path.join(root, 'dist', 'engine', 'sandbox', 'library-names.js'));
+// The libraries, Node's module names and the tables of the runtimes: derived from the capabilities' manifests.
+const { LIBRARIES, BUILTIN_MODULES, guestConstants } = require(path.join(root, 'dist', 'engine', 'capabilities', 'registry.js'));
 
 // Minified because every isolate keeps its own copy of a script's source when the host compiles it
 // (the runtimes), and a library's compiled code is per isolate too: each kilobyte of a runtime is a
@@ -39,17 +40,8 @@ const common = {
   minify: true,
   keepNames: true,
   logLevel: 'warning',
+  define: guestConstants(),
 };
-
-/**
- * Built-ins a library provides itself besides its own (see engine/node8/sandbox/builtins.ts): its
- * modules import them from their sources, not from the runtime (which would load the same library
- * again while it loads).
- */
-const BUNDLED_BUILTINS = { 'node/url': { querystring: 'unenv/node/querystring', punycode: 'unenv/node/punycode' } };
-
-/** unenv's url.parse prints a deprecation warning of its own that Node 20 does not: dropped. */
-const LIBRARY_OPTIONS = { 'node/url': { drop: ['console'] } };
 
 async function main() {
   // The runtimes that run inside isolates.
@@ -60,15 +52,15 @@ async function main() {
     await esbuild.build({ ...common, entryPoints: [path.join(root, entry)], outfile: path.join(root, outfile), platform: 'neutral', mainFields: ['main'], loader: { '.py': 'text' } });
   }
   await Promise.all(
-    LIBRARY_NAMES.map((name) =>
+    LIBRARIES.map((library) =>
       esbuild.build({
         ...common,
-        entryPoints: [path.join(root, libraryEntry(name))],
-        outfile: path.join(root, 'dist', 'engine', 'sandbox', 'lib', `${name}.js`),
+        entryPoints: [path.join(root, library.entry)],
+        outfile: path.join(root, 'dist', 'engine', 'sandbox', 'lib', `${library.name}.js`),
         globalName: LIBRARY_BUNDLE_GLOBAL,
         platform: 'browser',
-        plugins: [libraryPlugin(name)],
-        ...LIBRARY_OPTIONS[name],
+        plugins: [libraryPlugin(library)],
+        ...(library.drop.length > 0 ? { drop: library.drop } : {}),
       }),
     ),
   );
@@ -83,11 +75,14 @@ async function main() {
  *   polyfill of a built-in) inside the libraries of Node's modules, except in the one that provides
  *   `x`, where `x/` is the package;
  * - packages that only stand in for a platform global (abort-controller) use islet's global;
- * - unenv's "not implemented" helpers are islet's own (engine/node8/sandbox/node/not-implemented.ts).
+ * - unenv's "not implemented" helpers are islet's own (engine/capabilities/node/guest/not-implemented.ts).
  */
-function libraryPlugin(name) {
-  const own = name.startsWith('node/') ? name.slice(5) : undefined;
-  const bundled = BUNDLED_BUILTINS[name] ?? {};
+function libraryPlugin(library) {
+  const own = library.name.startsWith('node/') ? library.name.slice(5) : undefined;
+  // Built-ins a library provides itself besides its own (its manifest's `bundles`): its modules
+  // import them from their sources, not from the runtime (which would load the same library again
+  // while it loads).
+  const bundled = library.bundles;
   return {
     name: 'islet-library',
     setup(build) {
@@ -101,9 +96,9 @@ function libraryPlugin(name) {
         if (id.endsWith('/') && (own === undefined || bare === own)) return undefined;
         return { path: bare, external: true };
       });
-      build.onResolve({ filter: /^abort-controller$/ }, () => ({ path: path.join(root, 'engine', 'node8', 'sandbox', 'node', 'abort-controller.ts') }));
+      build.onResolve({ filter: /^abort-controller$/ }, () => ({ path: path.join(root, 'engine', 'capabilities', 'node', 'guest', 'abort-controller.ts') }));
       build.onResolve({ filter: /_internal\/utils\.mjs$/ }, (args) =>
-        /unenv/.test(args.resolveDir) ? { path: path.join(root, 'engine', 'node8', 'sandbox', 'node', 'not-implemented.ts') } : undefined,
+        /unenv/.test(args.resolveDir) ? { path: path.join(root, 'engine', 'capabilities', 'node', 'guest', 'not-implemented.ts') } : undefined,
       );
     },
   };

@@ -88,6 +88,14 @@ function conformance(kind: string, open: () => Promise<{ served: Served; account
       t.equal(list.invocations[0]?.invocationId, invocationId, 'listed, newest first');
     });
 
+    await t.test('a streamed answer is kept whole', async (t) => {
+      await deploy(s, a, 'streamer', `exports.handler = (body, ctx) => new ctx.HTTPResponse({ statusCode: 201, body: (async function* () { for (let i = 0; i < 3; i++) yield 'line ' + i + '\\n'; })() });`);
+      const done = await settled(s, a, await queued(s, a, 'streamer'));
+      t.equal(done.status, 'succeeded');
+      t.equal(done.result.status, 201);
+      t.equal(done.result.body, 'line 0\nline 1\nline 2\n');
+    });
+
     await t.test("refused at once as /v2/run would; the record is the admin's", async (t) => {
       t.equal((await queue(s, a, 'echo', '{}', null)).status, 401, 'no key');
       t.equal((await queue(s, a, 'echo', '{}', b.key)).status, 403, "another account's key");

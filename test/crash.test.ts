@@ -9,7 +9,7 @@ import { ROOT } from './helpers/server';
 // Crash safety: kill -9 the server at random moments during deploys. After every restart the
 // function serves its old or its new version, no half-written version is in use, and the account
 // and its key are intact.
-const ROUNDS = 20;
+const ROUNDS = 8;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-crash-'));
 const work = mkdtempSync(path.join(tmpdir(), 'islet-crash-fn-'));
 

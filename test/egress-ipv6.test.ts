@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isAllowedAddress, type AddressPolicy } from '../engine/egress-address';
+import { isAllowedAddress, type AddressPolicy } from '../engine/capabilities/fetch/egress-address';
 import { startCountingListener, type CountingListener } from './helpers/listener';
 import { fixture, startTestServer, type TestServer } from './helpers/server';
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
-import { Egress } from '../engine/egress';
+import { Egress } from '../engine/capabilities/fetch/egress';
 import { HostMemory } from '../engine/isolate/host-memory';
 import { LogStore } from '../engine/logs';
 import { startChildServer, type ChildServer } from './helpers/child';
@@ -116,7 +116,7 @@ t.test('the egress takes a response body from the budget as it arrives and gives
   const egress = new Egress({ allowPrivate: true, selfPorts: () => [], maxResponseBytes: 8 * MiB, timeoutMs: 10_000 });
   t.teardown(() => egress.close());
   const small = new HostMemory(2 * MiB);
-  const request = JSON.stringify({ url: upstreamUrl, method: 'GET', headers: [] });
+  const request = { url: upstreamUrl, method: 'GET', headers: [], redirect: 'follow', timeoutMs: undefined };
   await t.rejects(egress.fetch(request, undefined, small), { code: 'ERR_EGRESS_TOO_LARGE', message: /would pass its memory limit/ });
   t.equal(small.held, 0, 'a refused body gives back what it took');
   const roomy = new HostMemory(64 * MiB);

@@ -210,8 +210,9 @@ t.test('a neighbour is served while another account runs heavy host work in a lo
   t.equal(failed, 0, 'every neighbour call is answered');
   for (const kind of kinds) t.ok(rounds[kind]! > 0, `the attacker's ${kind} work ran`);
   // Generous bounds that load cannot break but a held server thread does (calls waited 15-55 s
-  // behind such work before); the bench's neighbour scenario measures the p99 against unloaded.
-  t.ok(slowest < 3000, `no neighbour call waited 3 s (slowest ${slowest.toFixed(0)} ms)`);
+  // behind such work before; a loaded run of the suite saw 3.7 s); the bench's host-work
+  // neighbour scenario measures the p99 against the unloaded one.
+  t.ok(slowest < 10_000, `no neighbour call waited 10 s (slowest ${slowest.toFixed(0)} ms)`);
   t.ok(deployMs < 10_000 && logsMs < 10_000, 'the neighbour\'s deploy and log read are answered');
   t.ok(maxRss < rssBefore + 600, `the server's RSS stayed within 600 MB of where it was (max ${maxRss.toFixed(0)} MB)`);
 });

@@ -28,16 +28,16 @@ t.test('async def handlers are awaited: sleep, gather, create_task and wait_for 
   t.same(out.squares, [0, 1, 4, 9, 16]);
   t.equal(out.task, 9);
   t.equal(out.wait_for, 'stopped', 'wait_for cancels at its timeout');
-  t.ok(out.ms >= 100 && out.ms < 900, `the sleeps took their time (${out.ms} ms)`);
+  t.ok(out.ms >= 100, `the sleeps took their time (${out.ms} ms)`);
 });
 
 t.test('async calls on one instance overlap: one awaiting does not hold the next', async (t) => {
   await json('async_sleeps', { seconds: 0 });
-  const started = performance.now();
-  const ids = await Promise.all([1, 2, 3, 4].map(() => json<string>('async_sleeps', { seconds: 0.3 })));
-  const elapsed = performance.now() - started;
-  t.equal(new Set(ids).size, 4, 'each call answered with its own request id');
-  t.ok(elapsed < 900, `four 300 ms sleeps took ${elapsed.toFixed(0)} ms together`);
+  // Each call counts the calls already asleep on the instance when it starts; 2 s of sleep leaves
+  // room for a loaded machine to deliver all four. Held one after another, each would count 0.
+  const out = await Promise.all([1, 2, 3, 4].map(() => json<{ id: string; company: number }>('async_sleeps', { seconds: 2 })));
+  t.equal(new Set(out.map((o) => o.id)).size, 4, 'each call answered with its own request id');
+  t.equal(Math.max(...out.map((o) => o.company)), 3, `all four slept at once (company seen: ${out.map((o) => o.company).join(', ')})`);
 });
 
 t.test('an async handler that raises after an await fails with its traceback; one past its timeout is ERR_TIMEOUT', async (t) => {
@@ -47,11 +47,11 @@ t.test('an async handler that raises after an await fails with its traceback; on
   t.equal(error.errorCode, 'ERR_FUNCTION_FAILED');
   t.equal(error.message, "KeyError: 'missing after await'");
   t.match(error.stack, /File "\/function\/function\.py", line \d+, in async_fails/);
-  t.equal(typeof (await json<string>('async_sleeps_short', { seconds: 0 })), 'string', 'warm');
+  t.equal(typeof (await json<{ id: string }>('async_sleeps_short', { seconds: 0 })).id, 'string', 'warm');
   const slow = await s.call('async_sleeps_short', { body: '{"seconds": 5}' });
   t.equal(slow.status, 504);
   t.equal(((await slow.json()) as { errorCode: string }).errorCode, 'ERR_TIMEOUT');
-  t.equal(typeof (await json<string>('async_sleeps_short', { seconds: 0 })), 'string', 'the next call works');
+  t.equal(typeof (await json<{ id: string }>('async_sleeps_short', { seconds: 0 })).id, 'string', 'the next call works');
 });
 
 t.test('asyncio.run in a synchronous handler, threads and thread pools fail saying why and what to use', async (t) => {

@@ -142,7 +142,8 @@ t.test('a catastrophic out-of-memory in a worker leads to its replacement', asyn
 });
 
 t.test('a worker whose resident memory passes --max-worker-rss is drained and replaced', async (t) => {
-  await s.deploy('hoard', 'const kept = new Uint8Array(450 * 1024 * 1024).fill(1);\nexports.handler = () => kept.length;\n', { memoryMb: 1024 });
+  const deployed = await s.deploy('hoard', 'const kept = new Uint8Array(450 * 1024 * 1024).fill(1);\nexports.handler = () => kept.length;\n', { memoryMb: 1024 });
+  t.equal(deployed.status, 201, `deployed: ${await deployed.text()}`);
   const before = await s.health();
   const logged = s.stderr.length;
   t.equal((await s.call('hoard')).status, 200);

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { OpError } from '../capabilities/errors';
 import type { HostTask, HostTaskAnswer, ThreadReply } from './task';
 
 /**
@@ -183,7 +184,7 @@ export class HostWorkPool {
       if (!job) return;
       this.release(slot);
       if (reply.ok) job.resolve({ payload: reply.payload, body: reply.body });
-      else job.reject(Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {}));
+      else job.reject(new OpError(reply.error.code, reply.error.message, reply.error.name));
       this.afterTask(slot);
     });
     const lost = (why: string) => {

@@ -1,4 +1,5 @@
-import type { NativeCall } from '../sandbox/protocol';
+import type { HostError } from '../capabilities/errors';
+import type { NativeCall } from '../capabilities/ops';
 
 /**
  * What a host-work thread is asked to do (copied data only): a native call of node8's crypto or
@@ -16,5 +17,5 @@ export interface HostTaskAnswer {
   body?: ArrayBuffer;
 }
 
-/** What a thread posts back for its task. `code` is Node's error code or islet's, when there is one. */
-export type ThreadReply = { ok: true; payload: string; body?: ArrayBuffer } | { ok: false; message: string; code?: string };
+/** What a thread posts back for its task: its answer, or its failure as it will cross to the sandbox. */
+export type ThreadReply = { ok: true; payload: string; body?: ArrayBuffer } | { ok: false; error: HostError };

@@ -4,20 +4,19 @@
  * bytes transferred. It holds no isolate and no server state: only Node's crypto and zlib.
  */
 import { parentPort } from 'node:worker_threads';
-import { toArrayBuffer } from '../bytes';
-import { deriveForPython } from '../../python/host-kdf';
-import { runNativeWork } from '../node8/host/native';
-import { subtleOp } from '../node8/host/subtle';
+import { deriveForPython } from '../capabilities/crypto/hashlib';
+import { toHostError } from '../capabilities/errors';
+import { runNativeWork } from '../capabilities/native';
+import { subtleOp } from '../capabilities/subtle/host';
 import type { HostTask, HostTaskAnswer, ThreadReply } from './task';
 
+/** The capabilities' host-work halves, by task. */
 async function run(task: HostTask): Promise<HostTaskAnswer> {
   switch (task.kind) {
     case 'native':
       return runNativeWork(task.call, task.payload, task.body);
-    case 'subtle': {
-      const answer = await subtleOp(task.payload, task.body ? new Uint8Array(task.body) : undefined);
-      return { payload: answer.payload, body: answer.body ? toArrayBuffer(answer.body) : undefined };
-    }
+    case 'subtle':
+      return subtleOp(task.payload, task.body);
     case 'pbkdf2':
     case 'scrypt':
       return deriveForPython(task.kind, task.payload, task.body);
@@ -34,8 +33,7 @@ port.on('message', (task: HostTask) => {
       port.postMessage(reply, answer.body ? [answer.body] : []);
     },
     (err: unknown) => {
-      const e = err as Error & { code?: unknown };
-      const reply: ThreadReply = { ok: false, message: e instanceof Error ? e.message : String(err), ...(typeof e?.code === 'string' ? { code: e.code } : {}) };
+      const reply: ThreadReply = { ok: false, error: toHostError(err) };
       port.postMessage(reply);
     },
   );

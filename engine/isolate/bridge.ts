@@ -1,14 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import ivm from 'isolated-vm';
-import { ENTRY_GLOBAL, HOST_GLOBAL, MAX_LOG_LINE, TimerOp, type TimerOpKind } from '../sandbox/protocol';
+import { appendLog } from '../capabilities/console/host';
+import type { OpAnswer } from '../capabilities/host-ops';
+import { randomHex } from '../capabilities/subtle/host';
+import { timerRequest } from '../capabilities/timers/host';
+import type { TimerOpKind } from '../capabilities/timers/ops';
+import { ENTRY_GLOBAL, HOST_GLOBAL } from '../sandbox/protocol';
 import type { InstanceServices } from '../runtime';
 import type { HostMemory } from './host-memory';
-
-/** What an operation answers: JSON text, and bytes when it has a body. */
-export interface OpResult {
-  payload: string;
-  body?: Uint8Array | undefined;
-}
 
 /** What a bridge's callbacks reach: the instance the isolate became (none while it is blank). */
 export interface BridgeTarget {
@@ -18,8 +16,10 @@ export interface BridgeTarget {
   readModule(path: string): string | undefined;
   setTimer(op: TimerOpKind, id: number, ms: number): void;
   /** Starts an operation (unless too many are in flight) and answers the sandbox when it settles. */
-  runOp(id: number, work: () => Promise<OpResult>): void;
+  runOp(id: number, work: () => Promise<OpAnswer>): void;
   deliver(id: number, result: unknown): void;
+  /** A response stream's chunk, end or failure (see HostBridge.chunk). */
+  chunk(key: number, data: unknown, state: unknown, message: unknown): void;
   /** Opens or closes a `waitUntil` window (see HostBridge.background). */
   background(token: number, open: boolean): void;
   /** Sends calls one per entry from now on. */
@@ -48,27 +48,22 @@ export interface BlankIsolate extends EntryPoints {
 }
 
 /**
- * The callbacks every sandbox gets: log lines, timers, late results and random bytes. Each copies
- * its arguments in and its result out; none hands the isolate a host object.
+ * The callbacks every sandbox gets: log lines (console), timers, late results, `waitUntil` windows
+ * (fetch) and random bytes (subtle), each answered by its capability's host half. Each copies its
+ * arguments in and its result out; none hands the isolate a host object.
  */
 export function commonCallbacks(bridge: Bridge): Record<string, ivm.Callback> {
   return {
     log: new ivm.Callback((requestId: unknown, level: unknown, text: unknown) => {
-      bridge.target?.services.log(String(requestId).slice(0, 64), String(level).slice(0, 8), cutLine(String(text)));
+      const target = bridge.target;
+      if (target) appendLog(target.services, requestId, level, text);
     }, { ignored: true }),
-    timer: new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(op === TimerOp.arm ? TimerOp.arm : TimerOp.cancel, Number(id), Number(ms)), { ignored: true }),
+    timer: new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(...timerRequest(op, id, ms)), { ignored: true }),
     deliver: new ivm.Callback((id: unknown, result: unknown) => bridge.target?.deliver(Number(id), result), { ignored: true }),
+    chunk: new ivm.Callback((key: unknown, data: unknown, state: unknown, message: unknown) => bridge.target?.chunk(Number(key), data, state, message), { ignored: true }),
     background: new ivm.Callback((token: unknown, open: unknown) => bridge.target?.background(Number(token), open === true), { ignored: true }),
-    random: new ivm.Callback((n: unknown) => randomBytes(Math.min(Math.max(Number(n) | 0, 1), 65536)).toString('hex')),
+    random: new ivm.Callback(randomHex),
   };
-}
-
-/**
- * A log line cut to MAX_LOG_LINE characters here, on the host: the sandboxes cut their lines too,
- * but a guest's own code is not a bound.
- */
-export function cutLine(text: string): string {
-  return text.length > MAX_LOG_LINE ? `${text.slice(0, MAX_LOG_LINE)}… [${text.length - MAX_LOG_LINE} more characters]` : text;
 }
 
 /**

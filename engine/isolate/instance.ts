@@ -4,9 +4,14 @@ import { toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
 import { checkBodySize, checkResponseHeaders, checkStatus, contentTypeOf, jsonResponse } from '../response';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
-import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, MAX_TIMERS, META_SEPARATOR, TimerOp, type TimerOpKind } from '../sandbox/protocol';
+import { hostErrorText } from '../capabilities/errors';
+import type { OpAnswer } from '../capabilities/host-ops';
+import { InstanceStreams } from '../capabilities/streams/host';
+import { MAX_STREAMS } from '../capabilities/streams/ops';
+import { MAX_TIMERS, TimerOp, type TimerOpKind } from '../capabilities/timers/ops';
+import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, META_SEPARATOR } from '../sandbox/protocol';
 import { SlotMap, SlotMirror } from '../slot-map';
-import type { BlankIsolate, BridgeTarget, OpResult } from './bridge';
+import type { BlankIsolate, BridgeTarget } from './bridge';
 import { HostMemory } from './host-memory';
 /**
  * What may go into an isolate before its thread must go idle once (see `mayEnter`): text bytes up
@@ -69,6 +74,8 @@ interface QueuedCall {
 interface RunningCall {
   done: (outcome: CallOutcome) => void;
   batch: Batch;
+  /** Answered with a body that still streams: the call runs until its stream ends. */
+  streaming?: boolean;
 }
 
 /** Result shapes produced by the sandboxes (CallResult in the protocol), as received: untrusted. */
@@ -131,6 +138,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
   readonly services: InstanceServices;
   /** What the host holds for this instance outside its isolate (fetch bodies, results waiting to go in). */
   readonly hostMemory: HostMemory;
+  /** The response bodies its calls stream. */
+  private readonly streams: InstanceStreams;
 
   constructor(
     blank: BlankIsolate,
@@ -142,6 +151,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.services = options.services;
     this.sizeMb = 1;
     this.hostMemory = new HostMemory(blank.memoryMb * 1024 * 1024);
+    this.streams = new InstanceStreams({ fire: (args) => this.fire(args), hostMemory: this.hostMemory, ended: (callId, error) => this.streamEnded(callId, error) });
     this.handedBytesLimit = Math.min(HANDED_BYTES, (blank.memoryMb * 1024 * 1024) / 16);
     blank.bridge.target = this;
   }
@@ -321,7 +331,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
         const list = Array.isArray(results) ? (results as unknown[]) : [];
         for (let i = 0; i < batch.ids.length; i++) {
           const result = list[i];
-          if (result !== 0) this.finish(batch.ids[i]!, () => this.parseResult(result as RawResult));
+          if (result !== 0) this.answer(batch.ids[i]!, result as RawResult);
         }
       },
       (err: unknown) => {
@@ -338,6 +348,13 @@ export class IsolateInstance implements Instance, BridgeTarget {
 
   /** Answers a running call once (later answers for the same id are ignored). */
   private finish(id: number, outcome: () => CallOutcome): void {
+    const streaming = this.running.get(id);
+    if (streaming?.streaming) {
+      // Answered already: its stream fails (the call's timeout, the instance's death), which ends the call.
+      const result = outcome();
+      this.streams.fail(id, result.ok ? new ServiceError('ERR_INTERNAL', 'the call ended while its answer streamed') : result.error);
+      return;
+    }
     const call = this.running.take(id);
     if (!call) return;
     if (--call.batch.left === 0 && !call.batch.running) clearTimeout(call.batch.timer);
@@ -356,6 +373,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
   }
 
   private onBatchTimeout(batch: Batch): void {
+    // A dead instance answered its calls already (a catastrophe leaves its entry never settled).
+    if (this.state === 'dead') return;
     const error = this.timeoutError();
     let timedOut = false;
     for (const id of batch.ids) {
@@ -375,7 +394,52 @@ export class IsolateInstance implements Instance, BridgeTarget {
 
   /** The result of a call whose handler returned a promise (sent by the sandbox when it settled). */
   deliver(id: number, result: unknown): void {
-    this.finish(id, () => this.parseResult(result as RawResult));
+    this.answer(id, result as RawResult);
+  }
+
+  /** A stream's chunk, its end or its failure, from the sandbox (see InstanceStreams). */
+  chunk(key: number, data: unknown, state: unknown, message: unknown): void {
+    this.streams.chunk(key, data, state, message);
+  }
+
+  /** A call's result: its answer, or the head of an answer whose body streams. */
+  private answer(id: number, result: RawResult): void {
+    if (typeof result === 'object' && result !== null && result.t === 's') this.startStream(id, result);
+    else this.finish(id, () => this.parseResult(result));
+  }
+
+  /**
+   * Answers call `id` with the status and headers of `head` and a body pulled from the sandbox's
+   * stream; the call runs on (its timeout, the instance awake) until the stream ends.
+   */
+  private startStream(id: number, head: { s?: unknown; h?: unknown; k?: unknown }): void {
+    const call = this.running.get(id);
+    if (!call || call.streaming) return;
+    let response: FunctionResponse;
+    try {
+      const stream = this.streams.start(Number(head.k), id);
+      if (!stream) throw new ServiceError('ERR_BAD_RESPONSE', `the instance already streams ${MAX_STREAMS} answers`);
+      response = { status: checkStatus(head.s), headers: withDefaultType(checkResponseHeaders(head.h), 'application/octet-stream'), body: stream };
+    } catch (err) {
+      const error = err instanceof ServiceError ? err : new ServiceError('ERR_BAD_RESPONSE', (err as Error).message);
+      this.finish(id, () => ({ ok: false, error }));
+      return;
+    }
+    call.streaming = true;
+    try {
+      call.done({ ok: true, response });
+    } catch (err) {
+      console.error('[islet] internal error while answering a call:', err);
+    }
+  }
+
+  /** The stream of call `id` ended (or failed): the call is over. */
+  private streamEnded(id: number, _error: ServiceError | undefined): void {
+    const call = this.running.take(id);
+    if (!call) return;
+    if (--call.batch.left === 0 && !call.batch.running) clearTimeout(call.batch.timer);
+    this.inflight--;
+    if (this.state === 'retired' && this.inflight === 0) this.dispose();
   }
 
   cpuTimeMs(): number {
@@ -480,7 +544,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   private parseResult(result: RawResult): CallOutcome {
     try {
       const response = this.toResponse(result);
-      checkBodySize(response.body, this.options.responseBodyBytes);
+      checkBodySize(response.body as string | Uint8Array, this.options.responseBodyBytes);
       return { ok: true, response };
     } catch (err) {
       if (err instanceof ServiceError) {
@@ -509,9 +573,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
       const stack = typeof result.k === 'string' ? (this.options.mapStack?.(result.k) ?? result.k) : undefined;
       throw new ServiceError(code, String(result.m), stack === undefined ? undefined : { stack });
     }
-    if (result.t === 'b' && result.b instanceof ArrayBuffer) {
+    if (result.t === 'b' && (result.b instanceof ArrayBuffer || typeof result.b === 'string')) {
       const headers = checkResponseHeaders(result.h);
-      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream'), body: new Uint8Array(result.b) };
+      const body = typeof result.b === 'string' ? result.b : new Uint8Array(result.b);
+      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream'), body };
     }
     throw new Error('unknown result shape');
   }
@@ -530,14 +595,20 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (!this.timers.set(id, timer)) clearTimeout(timer);
   }
 
-  runOp(id: number, work: () => Promise<OpResult>): void {
+  /**
+   * Runs an operation and enters the isolate with its reply (see HostReply): its answer, or its
+   * failure as a HostError. The instance's own refusals (too many in flight, no memory left for the
+   * result) are TypeErrors, as a web API's.
+   */
+  runOp(id: number, work: () => Promise<OpAnswer>): void {
     if (this.state === 'dead' || !Number.isInteger(id)) return;
+    const refuse = (message: string) => JSON.stringify({ message, name: 'TypeError' });
     const settle = (ok: boolean, resultPayload: string, resultBody?: Uint8Array) => {
       this.pendingOps--;
       const bytes = resultPayload.length + (resultBody?.byteLength ?? 0);
       // A result waits for its turn to go in: the host holds it meanwhile, within the instance's memory.
       if (this.state !== 'dead' && !this.hostMemory.reserve(bytes)) {
-        const refusal = this.hostMemory.refusal('the operation\'s result was dropped');
+        const refusal = refuse(this.hostMemory.refusal('the operation\'s result was dropped'));
         this.fire([Fire.op, id, false, refusal], refusal.length);
         return;
       }
@@ -547,12 +618,12 @@ export class IsolateInstance implements Instance, BridgeTarget {
     };
     this.pendingOps++;
     if (this.pendingOps > MAX_PENDING_OPS) {
-      settle(false, `too many operations in flight (limit ${MAX_PENDING_OPS})`);
+      settle(false, refuse(`too many operations in flight (limit ${MAX_PENDING_OPS})`));
       return;
     }
     work().then(
       (r) => settle(true, r.payload, r.body),
-      (err: unknown) => settle(false, err instanceof Error ? err.message : String(err)),
+      (err: unknown) => settle(false, hostErrorText(err)),
     );
   }
 

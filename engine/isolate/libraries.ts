@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import ivm from 'isolated-vm';
-import { LIBRARY_BUNDLE_GLOBAL, LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../sandbox/library-names';
+import { LIBRARY_NAMES } from '../capabilities/registry';
+import { LIBRARY_BUNDLE_GLOBAL, libraryGlobal, type LibraryName } from '../sandbox/library-names';
 import { libraryFilename } from '../sandbox/protocol';
 
 let copies: Map<LibraryName, { copy: ivm.ExternalCopy<string>; bytes: number }> | undefined;

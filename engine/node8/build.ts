@@ -2,7 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
 import { ServiceError } from '../errors';
-import { BUILTIN_MODULES } from './builtin-modules';
+import { BUILTIN_MODULES } from '../capabilities/registry';
 
 /**
  * A node8 function as one script: its entry file and everything it imports or requires (its own

@@ -1,10 +1,22 @@
 /**
  * The protocol between the host and the code inside an isolate, for both sandboxes (node8 and
- * Python). Imported by the host (engine/isolate, the runtimes' bridges) and bundled into the guest
- * runtimes, so each name, kind and limit is written once. Everything that crosses is copied data:
- * strings, numbers, ArrayBuffers, plain arrays and objects.
+ * Python): how calls enter and results leave, and how host operations cross. Which operations
+ * there are, and what each one's payload and answer are, is each capability's to declare
+ * (engine/capabilities/<name>/ops.ts, gathered in engine/capabilities/ops.ts). Imported by the
+ * host (engine/isolate, the runtimes' bridges) and bundled into the guest runtimes, so each name,
+ * kind and limit is written once. Everything that crosses is copied data: strings, numbers,
+ * ArrayBuffers, plain arrays and objects.
  */
-import { HOST_WORK_LIMITS } from '../host-work/limits';
+import type { ConsoleCallbacks } from '../capabilities/console/ops';
+import type { FetchCallbacks } from '../capabilities/fetch/ops';
+import type { NodeCallbacks } from '../capabilities/node/ops';
+import type { NativeCall, OpKind, SyncOpKind } from '../capabilities/ops';
+import type { StreamsCallbacks } from '../capabilities/streams/ops';
+import type { SubtleCallbacks } from '../capabilities/subtle/ops';
+import type { TimersCallbacks } from '../capabilities/timers/ops';
+import { MAIN_THREAD_BYTES } from '../host-work/main-thread';
+
+export type { NativeCall, OpKind, SyncOpKind };
 
 /** The global the host puts its callbacks under; the runtime takes them and deletes it. */
 export const HOST_GLOBAL = '__isletHost';
@@ -18,79 +30,26 @@ export const libraryFilename = (name: string): string => `islet:lib/${name}`;
 /** A stack frame of islet's own code inside an isolate. */
 export const ISLET_FRAME = /islet:(runtime|lib\/)/;
 
-/** What `fire` tells the sandbox: a timer ran out, or an asynchronous operation finished. */
-export const Fire = { timer: 0, op: 1 } as const;
+/** What `fire` tells the sandbox: a timer ran out, an asynchronous operation finished, or a response stream is pulled or cancelled. */
+export const Fire = { timer: 0, op: 1, stream: 2 } as const;
 export type FireKind = (typeof Fire)[keyof typeof Fire];
 
-/** What `timer` asks of the host: cancel or arm the timer of an id. */
-export const TimerOp = { cancel: 0, arm: 1 } as const;
-export type TimerOpKind = (typeof TimerOp)[keyof typeof TimerOp];
-
 /**
- * Asynchronous host operations a sandbox may start with `startOp`; each answers once through
- * `fire(Fire.op, id, ok, payload, body?)`. The payload is JSON text, the body copied bytes.
- * - fetch: an HTTP request through the guarded egress;
- * - invoke: `sdk.invoke` of another function;
- * - subtle: a WebCrypto operation;
- * - native: a native call (below) run off the host's thread, for callback and promise APIs.
+ * What every host operation answers, both runtimes (a native call, an operation Python waits for;
+ * an asynchronous one's `fire` carries the same three): ok and JSON text with bytes when there are
+ * some, or not ok and the failure as JSON text of a HostError, `{code, message}` (see
+ * engine/capabilities/errors.ts), which each runtime turns into its own error with one function.
  */
-export type OpKind = 'fetch' | 'invoke' | 'subtle' | 'native';
+export type HostReply = [ok: true, payload: string, body?: ArrayBuffer] | [ok: false, error: string];
 
+/** Inputs larger than this are worked off the host's thread even by synchronous APIs (see engine/host-work/limits.ts, the one table of host-work limits). */
+export const OFF_THREAD_BYTES = MAIN_THREAD_BYTES;
 /**
- * Native calls of the node8 sandbox: work Node does natively on the host for Node's crypto, zlib
- * and fs modules. Each takes JSON text and at most one body of bytes (several byte inputs are
- * concatenated, their lengths in the JSON) and answers a NativeResult. Synchronous through the
- * `native` callback (on the host's thread, for small inputs), or through the `nativeOffThread`
- * reference or the `native` operation (off the host's thread).
- */
-export type NativeCall = 'hash' | 'hmac' | 'cipher' | 'sign' | 'verify' | 'key' | 'keygen' | 'derive' | 'rsa' | 'random' | 'zlib' | 'fs';
-export interface NativeResult {
-  /** JSON text. */
-  p: string;
-  /** Bytes, when the answer has any (several outputs concatenated, their lengths in the JSON). */
-  b?: ArrayBuffer;
-}
-/** How a key crosses from the sandbox to a native call: its kind and encoding; DER or secret bytes come as the call's first input. */
-export interface KeySpec {
-  kind: 'secret' | 'public' | 'private';
-  format: 'pem' | 'der' | 'jwk';
-  type?: string;
-  passphrase?: string;
-  pem?: string;
-  jwk?: Record<string, unknown>;
-}
-/** Largest input of one native call (see engine/host-work/limits.ts, the one table of host-work limits). */
-export const MAX_NATIVE_BYTES = HOST_WORK_LIMITS.inputBytes;
-/** Inputs larger than this are worked off the host's thread even by synchronous APIs. */
-export const OFF_THREAD_BYTES = HOST_WORK_LIMITS.mainThreadBytes;
-/**
- * The code of the host's answer to a synchronous native call that is too heavy for its thread
- * (the host judges, whatever the sandbox thought): the sandbox sends the call again off it.
+ * The host's answer to a synchronous native call that is too heavy for its thread (the host
+ * judges, whatever the sandbox thought), in place of a reply: the sandbox sends the call again off it.
  */
 export const NATIVE_OFF_THREAD = 'ERR_ISLET_OFF_THREAD';
 
-/**
- * Operations the Python sandbox waits for: Python code is synchronous, so its thread blocks
- * (isolated-vm's applySyncPromise on the bridge's `opSync`) while the host does the work; the
- * instance's timeout still bounds the wait. `fetch` goes through the same egress as node8's,
- * `invoke` is sdk.invoke, `pbkdf2`/`scrypt` run in the host's crypto, `tzdata` reads one
- * time-zone file, `file` one of the function's own files.
- */
-export type SyncOpKind = 'fetch' | 'invoke' | 'pbkdf2' | 'scrypt' | 'tzdata' | 'file';
-/** What `opSync` answers: ok, JSON text (`{code, message}` when not ok) and bytes when there are some. */
-export type SyncOpResult = [ok: boolean, payload: string, body?: ArrayBuffer];
-
-/** Characters of one log line; longer ones are cut (by the sandbox, and again by the host). */
-export const MAX_LOG_LINE = 16 * 1024;
-/**
- * Characters of log text one instance hands the host per second (four seconds' worth at once);
- * the rest is dropped in the sandbox and counted (engine/sandbox/guest/log-budget.ts). The host
- * holds each account to its own budget too (engine/log-budget.ts).
- */
-export const LOG_BUDGET = 1024 * 1024;
-
-/** Timers one sandbox may have armed at once (both sides enforce it). */
-export const MAX_TIMERS = 10_000;
 /** Asynchronous operations one instance may have in flight. */
 export const MAX_PENDING_OPS = 256;
 
@@ -115,15 +74,28 @@ export function fromHost<T>(value: T | [T]): T {
  */
 export const JSON_TAG = 'J';
 export const EXPLICIT_TAG = 'R';
-export type CallResult = string | BytesResult | ErrorResult;
+export type CallResult = string | BytesResult | ErrorResult | StreamResult;
+/**
+ * An answer whose body streams: its status and headers now, its body pulled chunk by chunk
+ * (`fire(Fire.stream, k, StreamOp.pull)`, answered by `chunk(k, …)`; engine/capabilities/streams).
+ */
+export interface StreamResult {
+  t: 's';
+  /** Status. */
+  s: number;
+  /** Headers. */
+  h: Record<string, string>;
+  /** The sandbox's key of the stream. */
+  k: number;
+}
 export interface BytesResult {
   t: 'b';
   /** Status. */
   s: number;
   /** Headers. */
   h: Record<string, string>;
-  /** Body. */
-  b: ArrayBuffer;
+  /** Body: bytes, or the text of a body the function made from a string. */
+  b: ArrayBuffer | string;
 }
 export interface ErrorResult {
   t: 'e';
@@ -166,49 +138,33 @@ export interface SandboxConfig {
 }
 
 /**
- * The host's callbacks as the guest sees them. Each is an isolated-vm Callback: arguments and
- * results are copied, never shared. Which of them a sandbox gets is its bridge's choice
- * (engine/node8/bridge.ts, python/bridge.ts).
+ * The host's callbacks as the guest sees them: the transport's own, and each capability's
+ * (declared in its ops.ts). Each is an isolated-vm Callback: arguments and results are copied,
+ * never shared. Which of them a sandbox gets is its bridge's choice (engine/node8/bridge.ts,
+ * python/bridge.ts).
  */
-export interface HostBridge {
-  /** Appends a line to the function's logs (fire and forget). */
-  log(requestId: string, level: string, text: string): void;
+export interface HostBridge extends ConsoleCallbacks, TimersCallbacks, SubtleCallbacks, FetchCallbacks, StreamsCallbacks, NodeCallbacks {
   /** Source of one of the function's own files, by relative path (node8). */
   readModule(path: string): string | undefined;
-  /** Arms or cancels a host timer, which later calls back with `fire(Fire.timer, id)`. */
-  timer(op: TimerOpKind, id: number, ms: number): void;
-  /** Random bytes from the host's CSPRNG, as hex. */
-  random(bytes: number): string;
   /** Delivers the result of a call that finished after its batch returned (fire and forget). */
   deliver(id: number, result: CallResult): void;
-  /**
-   * Opens or closes a `waitUntil` window (`token` is the sandbox's): while one is open, the
-   * instance's timers and operations run with no call in flight, for at most the timeout. Without
-   * one they wait for the next call.
-   */
-  background(token: number, open: boolean): void;
-  /** Starts an asynchronous host operation; its result arrives with `fire(Fire.op, id, …)`. */
+  /** Starts an asynchronous host operation; its reply arrives with `fire(Fire.op, id, ok, payload, body)`. */
   startOp(kind: OpKind, id: number, requestId: string, payload: string, body: ArrayBuffer | undefined): void;
-  /** A native call on the host's thread (node8). Throws the host's error message. */
-  native(call: NativeCall, payload: string, body: ArrayBuffer | undefined): NativeResult;
-  /**
-   * From now on, sends this isolate's calls one per entry (node8, once AsyncLocalStorage is used):
-   * promise jobs then run before the next call starts, so they are known to belong to theirs.
-   */
-  unbatch(): void;
+  /** A native call on the host's thread (node8), or NATIVE_OFF_THREAD when it is too heavy for that thread. */
+  native(call: NativeCall, payload: string, body: ArrayBuffer | undefined): HostReply | typeof NATIVE_OFF_THREAD;
   /**
    * Gives the node8 sandbox, on first need, the reference its crypto and zlib use to run native
    * calls off the host's thread (`applySyncPromise`); the sandbox keeps it private.
    */
-  nativeOffThread(): { applySyncPromise(receiver: undefined, args: [NativeCall, string, ArrayBuffer | undefined], options: { arguments: { copy: true } }): NativeResult };
+  nativeOffThread(): { applySyncPromise(receiver: undefined, args: [NativeCall, string, ArrayBuffer | undefined], options: { arguments: { copy: true } }): HostReply };
 }
 
 /** The entry points a runtime leaves on ENTRY_GLOBAL. */
 export interface SandboxEntryPoints {
   /** A batch of calls: metas joined by META_SEPARATOR, their ids joined by commas, one body argument per call. */
   call(metas: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[];
-  /** A host event: a timer ran out, or an operation finished. */
-  fire(kind: FireKind, id: number, ok?: boolean, payload?: string | [string], body?: ArrayBuffer): void;
+  /** A host event: a timer ran out, an operation finished (ok, payload, body), or a stream is pulled or cancelled (op, reason). */
+  fire(kind: FireKind, id: number, ok?: boolean | number, payload?: string | [string], body?: ArrayBuffer): void;
   /** Makes the isolate the function described by the config JSON. */
   init(configJson: string, ...rest: never[]): unknown;
 }

@@ -6,13 +6,14 @@
  * module is evaluated): it reads files only through `read`/`readbuffer` below, which serve the
  * copied bytes, and those globals are removed once it has booted.
  */
+import { budgetedLog } from '../../engine/capabilities/console/guest/log-budget';
+import { makeResponseStreams, type ChunkSource } from '../../engine/capabilities/streams/guest/response-streams';
 import { current, takeHost } from '../../engine/sandbox/guest/host';
-import { budgetedLog } from '../../engine/sandbox/guest/log-budget';
 import { apply, freeze } from '../../engine/sandbox/guest/intrinsics';
-import { makeCrypto } from '../../engine/sandbox/guest/random';
+import { makeCrypto } from '../../engine/capabilities/subtle/guest/random';
 import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
-import { makeTimers } from '../../engine/sandbox/guest/timers';
-import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type SandboxEntryPoints, type SyncOpKind, type SyncOpResult } from '../../engine/sandbox/protocol';
+import { makeTimers } from '../../engine/capabilities/timers/guest/timers';
+import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type HostReply, type SandboxEntryPoints, type SyncOpKind } from '../../engine/sandbox/protocol';
 import { MessageChannel } from './message-channel';
 import { mountLazyFiles, type LazyFs } from './lazy-files';
 
@@ -55,9 +56,12 @@ const {
   timer: hostTimer,
   random: hostRandom,
   deliver: hostDeliver,
+  chunk: hostChunk,
   opSync: hostOpSync,
-} = takeHost<Pick<HostBridge, 'log' | 'timer' | 'random' | 'deliver'> & { opSync: { applySyncPromise(receiver: unknown, args: unknown[], options: object): SyncOpResult } }>();
+} = takeHost<Pick<HostBridge, 'log' | 'timer' | 'random' | 'deliver' | 'chunk'> & { opSync: { applySyncPromise(receiver: unknown, args: unknown[], options: object): HostReply } }>();
 const hostLog = budgetedLog(rawHostLog);
+/** The answers this instance streams (generators), pulled by the host chunk by chunk. */
+const responseStreams = makeResponseStreams(hostChunk, (err) => hostLog(current.requestId, 'error', `Uncaught ${err instanceof Error ? err.message : String(err)}`));
 /** How `applySyncPromise` is told to copy: an object of its own, which no prototype can add options to. */
 const COPY_ARGUMENTS = freeze({ __proto__: null, arguments: freeze({ __proto__: null, copy: true }) });
 const files = g.__isletPy as PyFiles;
@@ -187,7 +191,7 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   wasmBytes = undefined;
   // `os` stays: Emscripten draws randomness through it for as long as the interpreter runs.
   for (const name of Object.keys(shellGlobals)) if (name !== 'os') delete g[name];
-  // islet's Python side (runtime.py, net.py, stdlib.py) is in the snapshot (python/make-snapshot.mjs).
+  // islet's Python side (runtime.py, fetch's net.py, stdlib.py) is in the snapshot (python/make-snapshot.mjs).
   // The IANA time-zone database, read-only where zoneinfo, dateutil and pytz look for it.
   const [listed, zones] = opSync('tzdata', JSON.stringify({ key: '' }), undefined);
   if (listed) mountLazyFiles(pyodide.FS, '/usr/share/zoneinfo', JSON.parse(zones) as [string, number][], (key) => opSync('tzdata', JSON.stringify({ key }), undefined)[2], true);
@@ -203,11 +207,14 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   if (typeof pyCall !== 'function' || typeof pyInit !== 'function') throw new Error('the Python snapshot lacks islet\'s runtime');
 }
 
-/** An operation Python waits for (see SyncOpKind): its thread blocks while the host works. */
+/**
+ * An operation Python waits for (see SyncOpKind): its thread blocks while the host works. Its
+ * reply goes to Python as it came: ok, then the answer's JSON and bytes, or a HostError's JSON.
+ */
 function opSync(kind: SyncOpKind, payload: string, body: PyBytesLike | undefined): [boolean, string, Uint8Array | undefined] {
   const bytes = body == null ? undefined : (body.toJs().slice().buffer as ArrayBuffer);
   const result = hostOpSync.applySyncPromise(undefined, [kind, payload, bytes], COPY_ARGUMENTS);
-  const out = result[2];
+  const out = (result as [boolean, string, ArrayBuffer?])[2];
   return [result[0], result[1], out === undefined ? undefined : new Uint8Array(out)];
 }
 
@@ -257,6 +264,7 @@ function toCallResult(result: unknown): CallResult {
     const bytes = tuple[3] as Uint8Array;
     return { t: 'b', s: tuple[1] as number, h: JSON.parse(tuple[2] as string) as Record<string, string>, b: bytes.slice().buffer as ArrayBuffer };
   }
+  if (tuple[0] === 's') return { t: 's', s: tuple[1] as number, h: JSON.parse(tuple[2] as string) as Record<string, string>, k: responseStreams.open(pythonChunks(tuple[3] as PyStream)) };
   const trace = tuple[3];
   return typeof trace === 'string' ? { t: 'e', c: String(tuple[1]), m: String(tuple[2]), k: trace } : { t: 'e', c: String(tuple[1]), m: String(tuple[2]) };
 }
@@ -268,9 +276,39 @@ function callMany(metasArgument: string | [string], ids: string, ...bodies: (str
   return metas.split(META_SEPARATOR).map((meta, i) => call(meta, fromHost(bodies[i]), Number(callIds[i])));
 }
 
-function fire(kind: FireKind, id: number): void {
+function fire(kind: FireKind, id: number, op?: unknown, reason?: unknown): void {
   if (kind === Fire.timer) timers.fire(id);
+  else if (kind === Fire.stream) responseStreams.fire(id, op, fromHost(reason as string | [string] | undefined));
   else if (kind === Fire.op) hostLog(current.requestId, 'error', 'unexpected operation result');
+}
+
+/** A streamed body of runtime.py (_BodyStream), as a reader of its chunks. */
+interface PyStream {
+  next(): PyProxyLike | Promise<unknown>;
+  close(): void;
+  destroy?: () => void;
+}
+
+function pythonChunks(stream: PyStream): ChunkSource {
+  const step = (answer: unknown): { done: boolean; value?: unknown } => {
+    const proxy = answer as PyProxyLike;
+    const [state, value] = proxy.toJs!() as [string, unknown];
+    proxy.destroy?.();
+    if (state === 'more') return { done: false, value };
+    stream.destroy?.();
+    return { done: true };
+  };
+  return {
+    next: () => {
+      const answer = stream.next();
+      // An async source answers an awaitable (a future on Pyodide's loop, driven by islet's timers).
+      return typeof (answer as { then?: unknown }).then === 'function' ? (answer as Promise<unknown>).then(step) : Promise.resolve(step(answer));
+    },
+    cancel: () => {
+      stream.close();
+      stream.destroy?.();
+    },
+  };
 }
 
 g.__isletBoot = (asm: { default: unknown }, loader: Loader) => {

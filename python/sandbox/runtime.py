@@ -20,6 +20,16 @@ _host_op = None
 _deliver = None
 
 
+class HostError(Exception):
+    """A host operation's failure, as it crossed (engine/capabilities/errors.ts): its code ('' when
+    it has none) and its message. Each of islet's modules raises its API's error of it."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class HTTPResponse(object):
     """An explicit response: req.HTTPResponse(status_code=200, headers=None, body='')."""
 
@@ -86,7 +96,8 @@ def _describe(exc):
         if isinstance(exc, SyntaxError) and _looks_like_python2(exc):
             hint = ' [Python 2 syntax is not supported: the python2 runtime runs Python 3 with Python 2 names]'
         return 'SyntaxError: %s%s%s' % (exc.msg, where, hint)
-    return '%s: %s' % (type(exc).__name__, exc)
+    why = sys.modules['_islet_stdlib'].explain_compiled(exc) if isinstance(exc, ImportError) else None
+    return '%s: %s%s' % (type(exc).__name__, exc, '' if why is None else ' [%s]' % why)
 
 
 def _looks_like_python2(exc):
@@ -116,12 +127,13 @@ class _Sdk(types.ModuleType):
             payload = body
         else:
             payload = json.dumps(body)
-        ok, text, _ = _host_op('invoke', json.dumps({
-            'accountId': str(account_id), 'functionName': str(function_name),
-            'apiKey': '' if api_key is None else str(api_key), 'body': payload,
-        }), None)
-        if not ok:
-            raise RuntimeError('sdk.invoke failed: %s' % json.loads(text).get('message'))
+        try:
+            text, _ = _host_op('invoke', json.dumps({
+                'accountId': str(account_id), 'functionName': str(function_name),
+                'apiKey': '' if api_key is None else str(api_key), 'body': payload,
+            }), None)
+        except HostError as error:
+            raise RuntimeError('sdk.invoke failed: %s' % error.message) from None
         answer = json.loads(text)
         return _Sdk.InvokeResult(answer['statusCode'], answer['headers'], answer['body'])
 
@@ -131,16 +143,22 @@ def _islet_boot(net_source, stdlib_source):
     for name, source in (('_islet_net', net_source), ('_islet_stdlib', stdlib_source)):
         module = types.ModuleType(name)
         exec(compile(source, '<islet:%s>' % name[7:], 'exec'), module.__dict__)
+        module.HostError = HostError
         sys.modules[name] = module
         module.install()
 
 
 def _wrap_host_op(js_op):
-    """(kind, payload, body) -> (ok, text, bytes or None) over the JavaScript side's opSync."""
+    """(kind, payload, body) -> (text, bytes or None) over the JavaScript side's opSync. A failure
+    crosses as the JSON of {code, message} and is raised as HostError here, the one place Python
+    turns a host operation's failure into an exception."""
     def host_op(kind, payload, body):
         result = js_op(kind, payload, body)
+        if not result[0]:
+            error = json.loads(result[1])
+            raise HostError(error.get('code', ''), error.get('message', ''))
         data = result[2]
-        return bool(result[0]), result[1], None if data is None else data.to_bytes()
+        return result[1], None if data is None else data.to_bytes()
     return host_op
 # The function's env as deployed (what req.env shows); set once at init.
 _env = {}
@@ -221,10 +239,59 @@ def _encode(value):
             return 'R%d\n%s\n%s' % (status, json.dumps(headers), body)
         if isinstance(body, (bytes, bytearray, memoryview)):
             return ('b', status, json.dumps(headers), bytes(body))
-        return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse body must be str or bytes, got %s' % type(body).__name__, None)
+        if _streams(body):
+            return ('s', status, json.dumps(headers), _BodyStream(body))
+        return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse body must be str, bytes, or a generator (or async generator) of them, got %s' % type(body).__name__, None)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return ('b', 200, json.dumps({'content-type': 'application/octet-stream'}), bytes(value))
     return 'J' + json.dumps(value)
+
+
+def _streams(body):
+    """Whether a body is sent as it comes: a generator, an async generator, any iterator."""
+    return hasattr(body, '__next__') or hasattr(body, '__anext__') or hasattr(body, '__aiter__')
+
+
+def _chunk(value):
+    if isinstance(value, str):
+        return ('more', value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return ('more', bytes(value))
+    raise TypeError('a streamed body may only yield str or bytes, got %s' % type(value).__name__)
+
+
+class _BodyStream(object):
+    """A streamed body, pulled chunk by chunk by the JavaScript side (response-streams.ts):
+    `next()` answers ('more', str or bytes) or ('end', None), an awaitable of it for an async
+    source; `close()` stops the source (its reader went away), running its finally blocks."""
+
+    def __init__(self, source):
+        self._async = hasattr(source, '__anext__') or hasattr(source, '__aiter__')
+        self._source = source.__aiter__() if self._async and hasattr(source, '__aiter__') else source
+        if not self._async:
+            self._source = iter(source)
+
+    def next(self):
+        if self._async:
+            return asyncio.ensure_future(self._anext())
+        try:
+            return _chunk(next(self._source))
+        except StopIteration:
+            return ('end', None)
+
+    async def _anext(self):
+        try:
+            return _chunk(await self._source.__anext__())
+        except StopAsyncIteration:
+            return ('end', None)
+
+    def close(self):
+        closer = getattr(self._source, 'aclose' if self._async else 'close', None)
+        if closer is None:
+            return
+        result = closer()
+        if self._async:
+            asyncio.ensure_future(result)
 
 
 def _failure(exc):

@@ -13,60 +13,8 @@ import { isLibraryLoading, library } from '../../sandbox/guest/libraries';
 import { atob, btoa, TextDecoder, TextEncoder } from '../../sandbox/guest/text';
 import { lookUpLibrary } from './library-table';
 
-/** `<global>:<library>[#<export>]` (the export is the global's own name when left out), one per line. */
-const FROM_LIBRARIES = `
-Buffer:buffer
-process:node/process#default
-URL:url
-URLSearchParams:url
-Event:web/events
-EventTarget:web/events
-CustomEvent:web/events
-DOMException:web/events
-AbortController:web/events
-AbortSignal:web/events
-ReadableStream:web/streams
-ReadableStreamDefaultReader:web/streams
-ReadableStreamBYOBReader:web/streams
-ReadableStreamBYOBRequest:web/streams
-ReadableStreamDefaultController:web/streams
-ReadableByteStreamController:web/streams
-WritableStream:web/streams
-WritableStreamDefaultWriter:web/streams
-WritableStreamDefaultController:web/streams
-TransformStream:web/streams
-TransformStreamDefaultController:web/streams
-ByteLengthQueuingStrategy:web/streams
-CountQueuingStrategy:web/streams
-TextEncoderStream:web/streams
-TextDecoderStream:web/streams
-CompressionStream:web/streams
-DecompressionStream:web/streams
-Headers:web/fetch
-Request:web/fetch
-Response:web/fetch
-FormData:web/fetch
-Blob:web/fetch
-File:web/fetch
-fetch:web/fetch
-structuredClone:web/misc
-URLPattern:web/urlpattern
-MessageChannel:web/misc
-MessagePort:web/misc
-MessageEvent:web/misc
-performance:web/misc
-Performance:web/misc
-PerformanceEntry:web/misc
-PerformanceMark:web/misc
-PerformanceMeasure:web/misc
-navigator:web/misc
-Navigator:web/misc
-WebAssembly:web/webassembly
-crypto:web/subtle
-Crypto:web/subtle
-CryptoKey:web/subtle
-SubtleCrypto:web/subtle
-`;
+/** `<global>:<library>[#<export>]` lines (the export is the global's own name when left out), from the capabilities' manifests. */
+const FROM_LIBRARIES = ISLET_GLOBAL_TABLE;
 
 function define(name: string, value: unknown): void {
   Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });

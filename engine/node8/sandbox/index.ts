@@ -5,12 +5,14 @@
  * Compiled as RUNTIME_FILENAME, which is how its frames are removed from user-visible stacks.
  */
 import { SlotMap } from '../../slot-map';
-import { makeConsole } from '../../sandbox/guest/console';
-import { budgetedLog } from '../../sandbox/guest/log-budget';
+import { makeConsole } from '../../capabilities/console/guest/console';
+import { budgetedLog } from '../../capabilities/console/guest/log-budget';
+import { makeResponseStreams, type ChunkSource } from '../../capabilities/streams/guest/response-streams';
 import { current, takeHost } from '../../sandbox/guest/host';
-import { freeze, NativePromise, promiseResolve, promiseThen, startsWith } from '../../sandbox/guest/intrinsics';
+import { freeze, NativePromise, promiseResolve, promiseThen } from '../../sandbox/guest/intrinsics';
 import { library, setLibraryRequire } from '../../sandbox/guest/libraries';
-import { makeTimers } from '../../sandbox/guest/timers';
+import { makeInvoke } from '../../capabilities/invoke/guest/invoke';
+import { makeTimers } from '../../capabilities/timers/guest/timers';
 import {
   ENTRY_GLOBAL,
   Fire,
@@ -22,9 +24,9 @@ import {
   type CallResult,
   type FireKind,
   type HostBridge,
+  type HostReply,
   type MetaHead,
   type NativeCall,
-  type NativeResult,
   type OpKind,
   type SandboxConfig,
   type SandboxEntryPoints,
@@ -32,11 +34,11 @@ import {
 import { makeBuiltinRequire } from './builtins';
 import { installGlobals, installLazyGlobals } from './globals';
 import { pickEntry, type Entry } from './handlers';
-import type { serveFetch as ServeFetch, serveScheduled as ServeScheduled } from './web/fetch';
+import type { serveFetch as ServeFetch, serveScheduled as ServeScheduled } from '../../capabilities/fetch/guest/fetch';
 import { INTERNAL, type Internal, type OpAnswer } from './internal';
 import { ModuleSystem } from './modules';
 import { makeRequest } from './request';
-import { encodeError, encodeResult, HTTPResponse, userStack } from './response';
+import { encodeError, encodeResult, HTTPResponse, setStreamOpener, userStack } from './response';
 
 const g = globalThis as unknown as Record<string, unknown>;
 // The host's callbacks, as constants of this closure, before any user code runs. Neither the
@@ -54,6 +56,7 @@ const {
   readModule: hostReadModule,
   unbatch: hostUnbatch,
   background: hostBackground,
+  chunk: hostChunk,
 } = takeHost<HostBridge>();
 const hostLog = budgetedLog(rawHostLog);
 // Kept for the WebAssembly library, which takes it once and hands out a guarded version (see web/wasm.ts).
@@ -66,8 +69,12 @@ const reportError = (err: unknown): void => {
   hostLog(current.requestId, 'error', `Uncaught ${text}`);
 };
 
-// Asynchronous host operations: started with a callback, settled by `fire`.
-const pendingOps = new SlotMap<{ resolve: (v: OpAnswer) => void; reject: (e: Error) => void; requestId: string }>();
+// The answers this instance streams, pulled by the host chunk by chunk.
+const responseStreams = makeResponseStreams(hostChunk, reportError);
+setStreamOpener((source) => responseStreams.open(source));
+
+// Asynchronous host operations: started with a callback, settled by `fire` (a failure with its HostError).
+const pendingOps = new SlotMap<{ resolve: (v: OpAnswer) => void; reject: (e: unknown) => void; requestId: string }>();
 function op(kind: OpKind, payload: string, body?: ArrayBuffer): Promise<OpAnswer> {
   const requestId = current.requestId;
   return new NativePromise<OpAnswer>((resolve, reject) => {
@@ -81,11 +88,7 @@ const timers = makeTimers(hostTimer, reportError);
 let env: Record<string, string> = {};
 let memoryLimitMb = 128;
 
-const invoke = async (accountId: unknown, functionName: unknown, apiKey: unknown, body?: unknown) => {
-  const payload = JSON.stringify({ accountId: String(accountId), functionName: String(functionName), apiKey: apiKey === undefined || apiKey === null ? '' : String(apiKey), body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body) });
-  const result = await op('invoke', payload);
-  return JSON.parse(result.payload) as { statusCode: number; headers: Record<string, string>; body: string };
-};
+const invoke = makeInvoke(op);
 
 /** Requires at run time (computed names, createRequire): made on first use. */
 let modules: ModuleSystem | undefined;
@@ -104,19 +107,15 @@ let offThread: ReturnType<HostBridge['nativeOffThread']> | undefined;
  * call: a library's function that reached user code still could not run a large input on the
  * host's thread.
  */
-function native(call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[], long = false): NativeResult {
+function native(call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[], long = false): HostReply {
   const [body, json, size] = nativeArguments(payload, bytes);
   if (!long && size <= OFF_THREAD_BYTES) {
-    try {
-      return hostNative(call, json, body);
-    } catch (err) {
-      if (!(err instanceof Error) || !startsWith(err.message, OFF_THREAD_ANSWER)) throw err;
-    }
+    const reply = hostNative(call, json, body);
+    if (reply !== NATIVE_OFF_THREAD) return reply;
   }
   offThread ??= hostNativeOffThread();
   return offThread.applySyncPromise(undefined, [call, json, body], COPY_ARGUMENTS);
 }
-const OFF_THREAD_ANSWER = `${NATIVE_OFF_THREAD}:`;
 
 /** What islet's libraries get with `require(INTERNAL)`: closures over the host's callbacks, in an object no user code can reach or extend. */
 const internal: Internal = freeze({
@@ -128,6 +127,7 @@ const internal: Internal = freeze({
   op,
   current,
   background: (token: number, open: boolean) => hostBackground(token, open),
+  openStream: (source: ChunkSource) => responseStreams.open(source),
   reportError,
   get env() {
     return env;
@@ -296,17 +296,19 @@ function settleLater(result: CallResult | Promise<CallResult>, id: string): Call
 }
 
 /** Host events: a timer fired, or an asynchronous operation finished. */
-function fire(kind: FireKind, id: number, ok?: boolean, payloadArgument?: string | [string], body?: ArrayBuffer): void {
+function fire(kind: FireKind, id: number, ok?: boolean | number, payloadArgument?: string | [string], body?: ArrayBuffer): void {
   const payload = fromHost(payloadArgument);
   if (kind === Fire.timer) {
     timers.fire(id);
+  } else if (kind === Fire.stream) {
+    responseStreams.fire(id, ok, payload);
   } else if (kind === Fire.op) {
     const pending = pendingOps.take(id);
     if (!pending) return;
     current.requestId = pending.requestId;
     // Without a prototype: resolving with it looks for a `then`, which Object.prototype could answer.
     if (ok) pending.resolve({ __proto__: null, payload: payload ?? '', body } as OpAnswer);
-    else pending.reject(new TypeError(payload ?? 'operation failed'));
+    else pending.reject(JSON.parse(payload!));
   }
 }
 

@@ -7,8 +7,9 @@
  * native calls leave the host's thread, the one hand-over of the isolate's WebAssembly): libraries
  * are evaluated on first use, after user code may have replaced built-ins they call.
  */
+import type { ChunkSource } from '../../capabilities/streams/guest/response-streams';
 import type { LibraryName } from '../../sandbox/library-names';
-import type { NativeCall, NativeResult, OpKind } from '../../sandbox/protocol';
+import type { HostReply, NativeCall, OpKind } from '../../sandbox/protocol';
 
 export const INTERNAL = 'islet:internal';
 
@@ -29,11 +30,16 @@ export interface Internal {
    * `long` work (key derivation, key generation), are worked off the host's thread while this
    * isolate waits; the rest on the host's thread.
    */
-  native(call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[], long?: boolean): NativeResult;
-  /** Starts an asynchronous host operation (fetch, sdk.invoke, WebCrypto…). */
+  native(call: NativeCall, payload: unknown, bytes?: readonly Uint8Array[], long?: boolean): HostReply;
+  /**
+   * Starts an asynchronous host operation (fetch, sdk.invoke, WebCrypto…). A failure rejects with
+   * its HostError (engine/capabilities/errors.ts), data the caller makes its API's error of.
+   */
   op(kind: OpKind, payload: string, body?: ArrayBuffer): Promise<OpAnswer>;
   /** The request whose code runs now. */
   readonly current: { requestId: string };
+  /** Registers the reader of an answer's streamed body; its key goes to the host in the answer's head. */
+  openStream(source: ChunkSource): number;
   /** Keeps the instance awake for a call's `waitUntil` work (see HostBridge.background). */
   background(token: number, open: boolean): void;
   /** Reports an error nobody caught, into the function's logs. */

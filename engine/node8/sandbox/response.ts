@@ -1,5 +1,14 @@
-import { EXPLICIT_TAG, ISLET_FRAME, JSON_TAG, type CallResult } from '../../sandbox/protocol';
+import type { ChunkSource } from '../../capabilities/streams/guest/response-streams';
 import { toArrayBuffer, toBytes } from '../../sandbox/guest/text';
+import { EXPLICIT_TAG, ISLET_FRAME, JSON_TAG, type CallResult } from '../../sandbox/protocol';
+
+/** Registers a streamed body's reader with the runtime (set by the runtime when it starts). */
+let openStream: (source: ChunkSource) => number = () => {
+  throw new Error('streams are not ready');
+};
+export function setStreamOpener(opener: (source: ChunkSource) => number): void {
+  openStream = opener;
+}
 
 /** `context.HTTPResponse`: an explicit response. Defaults: status 200, no headers, empty body. */
 export class HTTPResponse {
@@ -70,8 +79,34 @@ function encodeExplicit(res: HTTPResponse): CallResult {
   const body = res.body;
   if (typeof body === 'string') return `${EXPLICIT_TAG}${status}\n${JSON.stringify(headers)}\n${body}`;
   const bytes = toBytes(body);
-  if (!bytes) throw new BadResponse(`HTTPResponse body must be a string or bytes, got ${Array.isArray(body) ? 'array' : typeof body}`);
-  return { t: 'b', s: status, h: headers, b: toArrayBuffer(bytes) };
+  if (bytes) return { t: 'b', s: status, h: headers, b: toArrayBuffer(bytes) };
+  const source = chunkSourceOf(body);
+  if (!source) throw new BadResponse(`HTTPResponse body must be a string, bytes, a ReadableStream, a Node Readable or an async iterable of strings or bytes, got ${Array.isArray(body) ? 'array' : typeof body}`);
+  return { t: 's', s: status, h: headers, k: openStream(source) };
+}
+
+/**
+ * What a streamed body is read from: a web ReadableStream (its reader), a Node Readable or any
+ * async iterable (its iterator); undefined for anything else.
+ */
+function chunkSourceOf(body: unknown): ChunkSource | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const stream = body as { getReader?: () => { read(): Promise<{ done: boolean; value?: unknown }>; cancel(reason?: unknown): Promise<void> } };
+  if (typeof stream.getReader === 'function') {
+    const reader = stream.getReader();
+    return { next: () => reader.read(), cancel: (reason) => void reader.cancel(reason).catch(() => undefined) };
+  }
+  const iterable = body as { [Symbol.asyncIterator]?: () => AsyncIterator<unknown>; destroy?: (err?: Error) => void };
+  if (typeof iterable[Symbol.asyncIterator] !== 'function') return undefined;
+  const iterator = iterable[Symbol.asyncIterator]!();
+  return {
+    next: () => iterator.next() as Promise<{ done: boolean; value?: unknown }>,
+    cancel: (reason) => {
+      // A Node Readable stops at once; an async generator runs its finally blocks.
+      if (typeof iterable.destroy === 'function') iterable.destroy();
+      else void iterator.return?.(reason)?.catch?.(() => undefined);
+    },
+  };
 }
 
 export function encodeResult(value: unknown): CallResult {

@@ -27,6 +27,16 @@ declare class URL {
   password: string;
 }
 type BufferSource = ArrayBuffer | ArrayBufferView;
+// Tables derived from the capabilities' manifests, which the build puts in as constants (see
+// guestConstants in engine/capabilities/registry.ts).
+/** Every library's name, joined by commas. */
+declare const ISLET_LIBRARY_NAMES: string;
+/** The names of Node's modules node8 offers, sorted, joined by commas. */
+declare const ISLET_BUILTIN_MODULES: string;
+/** `<module>:<library>[#<export>]` lines, each after a newline: where each of Node's modules comes from. */
+declare const ISLET_MODULE_TABLE: string;
+/** `<global>:<library>[#<export>]` lines, each after a newline: where each web global comes from. */
+declare const ISLET_GLOBAL_TABLE: string;
 declare class FinalizationRegistry<T> {
   constructor(cleanup: (held: T) => void);
   register(target: object, held: T): void;

@@ -4,7 +4,7 @@
  * engine/isolate/libraries.ts), and it is taken from there at once. A library's text is a function
  * of the `require` that gives it the built-in modules it uses (set by the runtime).
  */
-import { LIBRARY_NAMES, libraryGlobal, type LibraryName } from '../library-names';
+import { libraryGlobal, type LibraryName } from '../library-names';
 import { indirectEval } from './intrinsics';
 
 type LibraryText = (require: (id: string) => unknown) => Record<string, unknown>;
@@ -14,7 +14,7 @@ const g = globalThis as unknown as Record<string, unknown>;
 // code may replace, and a replaced `get` could answer a text of its own, to be run with the
 // libraries' `require`.
 const sources = { __proto__: null } as Partial<Record<LibraryName, unknown>>;
-for (const name of LIBRARY_NAMES) {
+for (const name of ISLET_LIBRARY_NAMES.split(',') as LibraryName[]) {
   sources[name] = g[libraryGlobal(name)];
   delete g[libraryGlobal(name)];
 }

@@ -3,6 +3,7 @@
  * codec, UTF-16LE, Latin-1), atob/btoa, and byte helpers. Shared by both sandboxes.
  */
 import { library } from './libraries';
+import { decodeUtf8, encodeUtf8, encodeUtf8Into, unfinishedUtf8Tail } from './utf8';
 
 export function getBuffer(): BufferConstructorLike {
   return library<{ Buffer: BufferConstructorLike }>('buffer').Buffer;
@@ -23,26 +24,10 @@ export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
 export class TextEncoder {
   readonly encoding = 'utf-8';
   encode(input = ''): Uint8Array {
-    const buf = getBuffer().from(String(input), 'utf8');
-    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    return encodeUtf8(String(input));
   }
   encodeInto(input: string, dest: Uint8Array): { read: number; written: number } {
-    const bytes = this.encode(input);
-    if (bytes.length <= dest.length) {
-      dest.set(bytes);
-      return { read: String(input).length, written: bytes.length };
-    }
-    // Fall back to encoding code point by code point until the destination is full.
-    let read = 0;
-    let written = 0;
-    for (const ch of String(input)) {
-      const chunk = this.encode(ch);
-      if (written + chunk.length > dest.length) break;
-      dest.set(chunk, written);
-      written += chunk.length;
-      read += ch.length;
-    }
-    return { read, written };
+    return encodeUtf8Into(String(input), dest);
   }
 }
 
@@ -66,7 +51,8 @@ export class TextDecoder {
   }
   /** Bytes of a character split across `decode(…, { stream: true })` calls, kept for the next. */
   private pending: Uint8Array | undefined;
-  private started = false;
+  /** True once the stream's first character was seen (a byte order mark is dropped only there). */
+  private begun = false;
 
   decode(input?: unknown, options?: { stream?: boolean }): string {
     const given = input === undefined ? new Uint8Array(0) : toBytes(input);
@@ -83,34 +69,26 @@ export class TextDecoder {
       if (complete < bytes.length) this.pending = bytes.slice(complete);
       bytes = bytes.subarray(0, complete);
     }
-    const text = bytes.length === 0 ? '' : this.decodeWhole(bytes);
-    const first = !this.started;
-    this.started = Boolean(options?.stream);
-    return first && !this.ignoreBOM && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    let text = bytes.length === 0 ? '' : this.decodeWhole(bytes);
+    if (!this.begun && text.length > 0) {
+      this.begun = true;
+      if (!this.ignoreBOM && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    if (!options?.stream) this.begun = false;
+    return text;
   }
 
   private decodeWhole(bytes: Uint8Array): string {
-    const text =
-      this.encoding === 'utf-16le'
-        ? decodeUtf16le(bytes)
-        : getBuffer().from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(this.encoding === 'latin1' ? 'latin1' : 'utf8');
-    if (this.fatal && this.encoding === 'utf-8' && text.includes('\uFFFD') && !getBuffer().from(text, 'utf8').every((b, i) => b === bytes[i])) {
-      throw new TypeError('The encoded data was not valid utf-8');
-    }
-    return text;
+    if (this.encoding === 'utf-8') return decodeUtf8(bytes, this.fatal);
+    if (this.encoding === 'utf-16le') return decodeUtf16le(bytes);
+    return getBuffer().from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   }
 
   /** How many leading bytes end on a whole character (UTF-8: no unfinished sequence; UTF-16: even). */
   private completeLength(bytes: Uint8Array): number {
     if (this.encoding === 'utf-16le') return bytes.length - (bytes.length % 2);
     if (this.encoding !== 'utf-8') return bytes.length;
-    for (let back = 1; back <= Math.min(3, bytes.length); back++) {
-      const b = bytes[bytes.length - back]!;
-      if ((b & 0xc0) === 0x80) continue;
-      const needed = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-      return needed > back ? bytes.length - back : bytes.length;
-    }
-    return bytes.length;
+    return bytes.length - unfinishedUtf8Tail(bytes);
   }
 }
 

@@ -1,0 +1,11 @@
+import type { Capability } from '../capability';
+
+export const buffer = {
+  name: 'buffer',
+  summary: "Node's Buffer (the buffer package), also the UTF-8 codec under both runtimes' TextEncoder and TextDecoder",
+  runtimes: ['node8', 'python'],
+  libraries: { buffer: 'guest/buffer.ts' },
+  modules: { buffer: 'buffer#node' },
+  globals: { Buffer: 'buffer' },
+  tests: ['test/node8-builtins.test.ts'],
+} as const satisfies Capability;

@@ -1,0 +1,11 @@
+import type { Capability } from '../capability';
+
+export const consoleCapability = {
+  name: 'console',
+  summary: "console and the function's log lines",
+  runtimes: ['node8', 'python'],
+  modules: { console: 'runtime' },
+  runtimeGlobals: ['console'],
+  ops: ['log'],
+  tests: ['test/sandbox.test.ts', 'test/python.test.ts', 'test/host-memory.test.ts'],
+} as const satisfies Capability;

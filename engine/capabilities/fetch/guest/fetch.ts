@@ -1,0 +1,527 @@
+// The fetch family for node8 functions: Headers, Request, Response (bodies of text, bytes, Blob,
+// FormData, URLSearchParams or ReadableStream), Blob, File, FormData, and `fetch` itself, which
+// sends the request through the host's guarded egress (../egress.ts) and answers a Response
+// whose body is a stream.
+import type { CallResult, MetaHead } from '../../../sandbox/protocol';
+import type { HostError } from '../../errors';
+import type { FetchAnswer, FetchRequest } from '../ops';
+import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
+import { Blob, blobBytes, concatBytes, decodeMultipart, encodeMultipart, File, FormData } from './blob';
+
+declare const require: (id: string) => unknown;
+declare const TextEncoder: new () => { encode(s: string): Uint8Array };
+declare const TextDecoder: new (label?: string) => { decode(b: Uint8Array): string };
+const internal = require(INTERNAL) as Internal;
+const g = globalThis as unknown as Record<string, unknown>;
+
+interface Stream {
+  getReader(): { read(): Promise<{ done: boolean; value?: unknown }>; releaseLock(): void; cancel(reason?: unknown): Promise<void> };
+  tee(): [Stream, Stream];
+  locked: boolean;
+}
+const ReadableStream = () => g.ReadableStream as new (source: object, strategy?: object) => Stream;
+
+// Headers ----------------------------------------------------------------------------------------
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function headerName(name: unknown): string {
+  const text = String(name);
+  if (!TOKEN.test(text)) throw new TypeError(`Invalid header name: ${JSON.stringify(text)}`);
+  return text.toLowerCase();
+}
+
+function headerValue(value: unknown): string {
+  const text = String(value).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
+  if (/[\0\r\n]/.test(text)) throw new TypeError(`Invalid header value: ${JSON.stringify(text)}`);
+  return text;
+}
+
+type HeadersInit = Headers | Iterable<[string, string]> | Record<string, string>;
+
+export class Headers {
+  private list: [string, string][] = [];
+
+  constructor(init?: HeadersInit) {
+    if (init === undefined || init === null) return;
+    if (init instanceof Headers) {
+      this.list = init.list.map(([n, v]) => [n, v]);
+    } else if (typeof (init as Iterable<unknown>)[Symbol.iterator] === 'function') {
+      for (const pair of init as Iterable<unknown>) {
+        const entry = [...(pair as Iterable<unknown>)];
+        if (entry.length !== 2) throw new TypeError('Headers init: each pair must have a name and a value');
+        this.append(entry[0] as string, entry[1] as string);
+      }
+    } else if (typeof init === 'object') {
+      for (const [name, value] of Object.entries(init)) this.append(name, value);
+    } else {
+      throw new TypeError('Headers init must be an object, an iterable of pairs, or Headers');
+    }
+  }
+
+  append(name: string, value: string): void {
+    this.list.push([headerName(name), headerValue(value)]);
+  }
+
+  delete(name: string): void {
+    const key = headerName(name);
+    this.list = this.list.filter(([n]) => n !== key);
+  }
+
+  get(name: string): string | null {
+    const key = headerName(name);
+    const values = this.list.filter(([n]) => n === key).map(([, v]) => v);
+    return values.length === 0 ? null : values.join(', ');
+  }
+
+  getSetCookie(): string[] {
+    return this.list.filter(([n]) => n === 'set-cookie').map(([, v]) => v);
+  }
+
+  has(name: string): boolean {
+    const key = headerName(name);
+    return this.list.some(([n]) => n === key);
+  }
+
+  set(name: string, value: string): void {
+    const key = headerName(name);
+    const index = this.list.findIndex(([n]) => n === key);
+    const entry: [string, string] = [key, headerValue(value)];
+    if (index === -1) this.list.push(entry);
+    else this.list = [...this.list.slice(0, index).filter(([n]) => n !== key), entry, ...this.list.slice(index + 1).filter(([n]) => n !== key)];
+  }
+
+  /** Sorted by name, values combined, except set-cookie's, which stay apart (Fetch standard). */
+  private sorted(): [string, string][] {
+    const names = [...new Set(this.list.map(([n]) => n))].sort();
+    const out: [string, string][] = [];
+    for (const name of names) {
+      if (name === 'set-cookie') for (const value of this.getSetCookie()) out.push([name, value]);
+      else out.push([name, this.get(name)!]);
+    }
+    return out;
+  }
+
+  forEach(callback: (value: string, name: string, headers: Headers) => void, thisArg?: unknown): void {
+    for (const [name, value] of this.sorted()) callback.call(thisArg, value, name, this);
+  }
+
+  *entries(): IterableIterator<[string, string]> {
+    yield* this.sorted();
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const [name] of this.sorted()) yield name;
+  }
+
+  *values(): IterableIterator<string> {
+    for (const [, value] of this.sorted()) yield value;
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+
+  get [Symbol.toStringTag](): string {
+    return 'Headers';
+  }
+}
+
+// Bodies -----------------------------------------------------------------------------------------
+
+/** A string body is kept as text: read as text or JSON (a request's, usually) it is never encoded. */
+type BodySource = Uint8Array | string | Stream | null;
+
+interface BodyState {
+  source: BodySource;
+  stream: Stream | null;
+  used: boolean;
+}
+
+const bodies = new WeakMap<object, BodyState>();
+
+function isStream(value: unknown): value is Stream {
+  return typeof value === 'object' && value !== null && typeof (value as Stream).getReader === 'function';
+}
+
+/** A body init as its bytes (or stream) and the content type it implies. */
+function extractBody(init: unknown): { source: BodySource; type: string | null } {
+  if (init === null || init === undefined) return { source: null, type: null };
+  if (typeof init === 'string') return { source: init, type: 'text/plain;charset=UTF-8' };
+  if (init instanceof ArrayBuffer) return { source: new Uint8Array(init.slice(0)), type: null };
+  if (ArrayBuffer.isView(init)) return { source: new Uint8Array(init.buffer, init.byteOffset, init.byteLength).slice(), type: null };
+  if (init instanceof Blob) return { source: blobBytes(init), type: init.type || null };
+  if (init instanceof FormData) {
+    const { bytes, type } = encodeMultipart(init);
+    return { source: bytes, type };
+  }
+  const URLSearchParams = g.URLSearchParams as new () => object;
+  if (init instanceof URLSearchParams) return { source: new TextEncoder().encode(String(init)), type: 'application/x-www-form-urlencoded;charset=UTF-8' };
+  if (isStream(init)) return { source: init, type: null };
+  return { source: new TextEncoder().encode(String(init)), type: 'text/plain;charset=UTF-8' };
+}
+
+async function readAll(stream: Stream): Promise<Uint8Array> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (value instanceof Uint8Array) chunks.push(value);
+    else if (ArrayBuffer.isView(value)) chunks.push(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+    else if (value instanceof ArrayBuffer) chunks.push(new Uint8Array(value));
+    else if (typeof value === 'string') chunks.push(new TextEncoder().encode(value));
+    else throw new TypeError('body stream chunks must be bytes');
+  }
+  reader.releaseLock();
+  return concatBytes(chunks);
+}
+
+function streamOf(bytes: Uint8Array): Stream {
+  const Stream = ReadableStream();
+  return new Stream({
+    type: 'bytes',
+    start(controller: { enqueue(b: Uint8Array): void; close(): void }) {
+      if (bytes.byteLength > 0) controller.enqueue(bytes.slice());
+      controller.close();
+    },
+  });
+}
+
+/** The Body mixin of the Fetch standard, shared by Request and Response. */
+abstract class Body {
+  abstract readonly headers: Headers;
+
+  get body(): Stream | null {
+    const state = bodies.get(this)!;
+    if (state.source === null) return null;
+    state.stream ??= isStream(state.source) ? state.source : streamOf(typeof state.source === 'string' ? new TextEncoder().encode(state.source) : state.source);
+    return state.stream;
+  }
+
+  /** True once read, or once its stream was taken by a reader (a closer reading than a polyfill can tell). */
+  get bodyUsed(): boolean {
+    const state = bodies.get(this)!;
+    return state.used || (state.stream?.locked ?? false);
+  }
+
+  private async consume(): Promise<Uint8Array> {
+    const source = await this.take();
+    return typeof source === 'string' ? new TextEncoder().encode(source) : source;
+  }
+
+  /** Marks the body read and gives its bytes, or its text when it was made from a string. */
+  private async take(): Promise<Uint8Array | string> {
+    const state = bodies.get(this)!;
+    if (state.used) throw new TypeError('Body is unusable: Body has already been read');
+    if (state.stream?.locked) throw new TypeError('Body is unusable: Body has been locked');
+    state.used = true;
+    if (state.source === null) return new Uint8Array(0);
+    if (isStream(state.source)) return readAll(state.source);
+    if (state.stream) return readAll(state.stream);
+    return state.source;
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    return (await this.consume()).slice().buffer;
+  }
+
+  async bytes(): Promise<Uint8Array> {
+    return (await this.consume()).slice();
+  }
+
+  async text(): Promise<string> {
+    const source = await this.take();
+    return typeof source === 'string' ? source : new TextDecoder().decode(source);
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+
+  async blob(): Promise<Blob> {
+    return new Blob([await this.consume()], { type: this.headers.get('content-type') ?? '' });
+  }
+
+  async formData(): Promise<FormData> {
+    const type = this.headers.get('content-type') ?? '';
+    const bytes = await this.consume();
+    if (/^multipart\/form-data/i.test(type)) return decodeMultipart(bytes, type);
+    if (/^application\/x-www-form-urlencoded/i.test(type)) {
+      const form = new FormData();
+      const URLSearchParams = g.URLSearchParams as new (s: string) => Iterable<[string, string]>;
+      for (const [name, value] of new URLSearchParams(new TextDecoder().decode(bytes))) form.append(name, value);
+      return form;
+    }
+    throw new TypeError(`Could not parse content as FormData (content-type ${JSON.stringify(type)})`);
+  }
+}
+
+function initBody(owner: object, headers: Headers, init: unknown): void {
+  const { source, type } = extractBody(init);
+  bodies.set(owner, { source, stream: null, used: false });
+  if (type !== null && !headers.has('content-type')) headers.set('content-type', type);
+}
+
+/** A copy of a body for `clone()`: a stream is teed, bytes are shared (they are never written). */
+function cloneBody(from: object, to: object): void {
+  const state = bodies.get(from)!;
+  if (state.used) throw new TypeError('Body has already been used');
+  if (state.source === null || !isStream(state.source) && state.stream === null) {
+    bodies.set(to, { source: state.source, stream: null, used: false });
+    return;
+  }
+  const [a, b] = (state.stream ?? (state.source as Stream)).tee();
+  state.source = a;
+  state.stream = a;
+  bodies.set(to, { source: b, stream: null, used: false });
+}
+
+// Request ----------------------------------------------------------------------------------------
+
+const METHODS = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH']);
+
+export class Request extends Body {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Headers;
+  readonly signal: unknown;
+  readonly redirect: string;
+  readonly credentials: string;
+  readonly mode: string;
+  readonly cache: string;
+  readonly integrity: string;
+  readonly keepalive: boolean;
+  readonly referrer: string;
+  readonly referrerPolicy: string;
+  readonly destination = '';
+  readonly duplex = 'half';
+
+  constructor(input: unknown, init: Record<string, unknown> = {}) {
+    super();
+    const from = input instanceof Request ? input : undefined;
+    const URL = g.URL as new (s: string) => { href: string; username: string; password: string };
+    let url: string;
+    try {
+      url = new URL(from ? from.url : String(input)).href;
+    } catch {
+      throw new TypeError(`Failed to parse URL from ${String(input)}`);
+    }
+    this.url = url;
+    const method = String(init.method ?? from?.method ?? 'GET');
+    if (!TOKEN.test(method)) throw new TypeError(`'${method}' is not a valid HTTP method.`);
+    this.method = METHODS.has(method.toUpperCase()) ? method.toUpperCase() : method;
+    this.headers = new Headers((init.headers ?? from?.headers) as HeadersInit | undefined);
+    this.signal = init.signal ?? from?.signal ?? new (g.AbortController as new () => { signal: unknown })().signal;
+    this.redirect = String(init.redirect ?? from?.redirect ?? 'follow');
+    this.credentials = String(init.credentials ?? from?.credentials ?? 'same-origin');
+    this.mode = String(init.mode ?? from?.mode ?? 'cors');
+    this.cache = String(init.cache ?? from?.cache ?? 'default');
+    this.integrity = String(init.integrity ?? from?.integrity ?? '');
+    this.keepalive = Boolean(init.keepalive ?? from?.keepalive ?? false);
+    this.referrer = String(init.referrer ?? from?.referrer ?? 'about:client');
+    this.referrerPolicy = String(init.referrerPolicy ?? from?.referrerPolicy ?? '');
+    const body = 'body' in init ? init.body : undefined;
+    if (body !== undefined && body !== null && (this.method === 'GET' || this.method === 'HEAD')) throw new TypeError('Request with GET/HEAD method cannot have body.');
+    if ('body' in init || !from) initBody(this, this.headers, body);
+    else cloneBody(from, this);
+  }
+
+  clone(): Request {
+    const copy = new Request(this, { body: null });
+    cloneBody(this, copy);
+    return copy;
+  }
+
+  get [Symbol.toStringTag](): string {
+    return 'Request';
+  }
+}
+
+// Response ---------------------------------------------------------------------------------------
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+export class Response extends Body {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: Headers;
+  readonly type: string;
+  readonly url: string;
+  readonly redirected: boolean;
+
+  constructor(body?: unknown, init: { status?: number; statusText?: string; headers?: HeadersInit; url?: string; redirected?: boolean; type?: string } = {}) {
+    super();
+    const status = init.status ?? 200;
+    if (!Number.isInteger(status) || status < 200 || status > 599) {
+      if (!(status === 101 || (status >= 100 && status < 200 && init.type === 'basic'))) throw new RangeError(`init["status"] must be in the range of 200 to 599, inclusive. Received ${status}`);
+    }
+    if ((status === 101 || status === 204 || status === 205 || status === 304) && body !== null && body !== undefined) {
+      throw new TypeError(`Response with null body status (${status}) cannot have a body`);
+    }
+    this.status = status;
+    this.statusText = String(init.statusText ?? '');
+    this.headers = new Headers(init.headers);
+    this.type = init.type ?? 'default';
+    this.url = init.url ?? '';
+    this.redirected = init.redirected ?? false;
+    initBody(this, this.headers, body);
+  }
+
+  get ok(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+
+  clone(): Response {
+    const copy = new Response(null, { status: this.status, statusText: this.statusText, headers: this.headers, url: this.url, redirected: this.redirected, type: this.type });
+    cloneBody(this, copy);
+    return copy;
+  }
+
+  static json(data: unknown, init: { status?: number; statusText?: string; headers?: HeadersInit } = {}): Response {
+    const text = JSON.stringify(data);
+    if (text === undefined) throw new TypeError('The data is not JSON serializable');
+    const response = new Response(text, init);
+    response.headers.set('content-type', 'application/json');
+    return response;
+  }
+
+  static redirect(url: string, status = 302): Response {
+    if (!REDIRECTS.has(status)) throw new RangeError(`Invalid status code ${status}`);
+    const URL = g.URL as new (s: string) => { href: string };
+    return new Response(null, { status, headers: { location: new URL(String(url)).href } });
+  }
+
+  static error(): Response {
+    const response = new Response(null, { status: 200, type: 'error' });
+    Object.defineProperty(response, 'status', { value: 0 });
+    return response;
+  }
+
+  get [Symbol.toStringTag](): string {
+    return 'Response';
+  }
+}
+
+// fetch ------------------------------------------------------------------------------------------
+
+interface Signal {
+  aborted: boolean;
+  reason: unknown;
+  addEventListener(type: string, fn: () => void, options?: object): void;
+  removeEventListener(type: string, fn: () => void): void;
+}
+
+/** Fetches through the host's egress: private addresses refused, response size and time bounded. */
+export async function fetch(input: unknown, init?: Record<string, unknown>): Promise<Response> {
+  const request = new Request(input, init);
+  const signal = request.signal as Signal;
+  if (signal.aborted) throw signal.reason;
+  const url = new (g.URL as new (s: string) => { protocol: string })(request.url);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
+  const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+  const headers: [string, string][] = [];
+  request.headers.forEach((value, name) => headers.push([name, value]));
+  const exchange: Partial<FetchRequest> = { url: request.url, method: request.method, headers, redirect: request.redirect };
+  // A failure is fetch's TypeError, with the host's message (its code is the egress's, for Python's sockets).
+  const sent = internal.op('fetch', JSON.stringify(exchange), body && body.byteLength > 0 ? body : undefined).catch((err: HostError) => {
+    throw new TypeError(err.message);
+  });
+  const answer = await new Promise<{ payload: string; body: ArrayBuffer | undefined }>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    sent.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+  const meta = JSON.parse(answer.payload) as FetchAnswer;
+  const nullBody = request.method === 'HEAD' || [101, 204, 205, 304].includes(meta.status);
+  const bytes = new Uint8Array(answer.body ?? new ArrayBuffer(0));
+  const response = new Response(nullBody ? null : streamOf(bytes), { status: meta.status < 200 ? 200 : meta.status, statusText: meta.statusText, headers: meta.headers, url: meta.url, redirected: meta.redirected, type: 'basic' });
+  if (meta.status < 200) Object.defineProperty(response, 'status', { value: meta.status });
+  return response;
+}
+
+/** The last `waitUntil` window's token (see HostBridge.background). */
+let lastToken = 0;
+
+/**
+ * Calls a fetch-style function (`fetch(request, env, ctx)` of its default export) for one call of
+ * the runtime. The request's URL is the function's own: its path is what follows the function
+ * name, so an app's routes are written as if it served the whole host. `ctx.waitUntil`'s promises
+ * run on after the response; their failures are reported in the logs.
+ */
+export async function serveFetch(target: { fetch(request: unknown, env: unknown, ctx: unknown): unknown }, head: MetaHead, headers: Record<string, string>, raw: string | ArrayBuffer | undefined, env: unknown): Promise<CallResult> {
+  const [, method, path, rawQuery] = head;
+  const url = `http://${headers.host ?? 'localhost'}${path}${rawQuery ? `?${rawQuery}` : ''}`;
+  const hasBody = method !== 'GET' && method !== 'HEAD' && raw !== undefined;
+  // Aborted when the client goes away before a streamed answer ends.
+  const controller = new (g.AbortController as new () => { signal: unknown; abort(reason?: unknown): void })();
+  const request = new Request(url, { method, headers, signal: controller.signal, ...(hasBody ? { body: raw } : {}) });
+  const ctx = executionContext();
+  const response = await target.fetch(request, env, ctx);
+  if (!(response instanceof Response)) {
+    return { t: 'e', c: 'ERR_BAD_RESPONSE', m: `the fetch handler must return a Response, got ${response === null ? 'null' : typeof response}` };
+  }
+  const out: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+  });
+  const stream = streamedBodyOf(response);
+  if (stream) {
+    // A body the function made as a stream is sent as it comes (see engine/capabilities/streams/host.ts).
+    const reader = stream.getReader();
+    const key = internal.openStream({
+      next: () => reader.read() as Promise<{ done: boolean; value?: unknown }>,
+      cancel: (reason) => {
+        void (reader.cancel(reason) as Promise<void>).catch(() => undefined);
+        controller.abort(reason);
+      },
+    });
+    return { t: 's', s: response.status, h: out, k: key };
+  }
+  const state = bodies.get(response);
+  // A body made from a string goes to the host as that string: no encoding in the isolate.
+  if (state && !state.used && state.stream === null && typeof state.source === 'string') {
+    state.used = true;
+    return { t: 'b', s: response.status, h: out, b: state.source };
+  }
+  return { t: 'b', s: response.status, h: out, b: await response.arrayBuffer() };
+}
+
+/** A handler's `ctx`: `waitUntil`'s promises run on after the answer, their failures reported in the logs. */
+function executionContext() {
+  let waiting = 0;
+  let token = 0;
+  return {
+    waitUntil(promise: unknown) {
+      // The instance stays awake while this call's waitUntil work goes on (a timeout at most).
+      if (waiting++ === 0) internal.background((token = ++lastToken), true);
+      const window = token;
+      Promise.resolve(promise)
+        .catch(internal.reportError)
+        .then(() => {
+          if (--waiting === 0) internal.background(window, false);
+        });
+    },
+    passThroughOnException() {},
+  };
+}
+
+/**
+ * Calls a fetch-style function's `scheduled(controller, env, ctx)` for one tick of its schedule, as
+ * Workers' Cron Triggers do: `controller.cron` and `controller.scheduledTime`; it answers nothing.
+ */
+export async function serveScheduled(target: { scheduled?(controller: unknown, env: unknown, ctx: unknown): unknown }, event: { cron: string; scheduledTime: number }, env: unknown): Promise<CallResult> {
+  if (typeof target.scheduled !== 'function') throw new TypeError('the function has a schedule but its default export has no scheduled(controller, env, ctx) method');
+  const controller = { cron: event.cron, scheduledTime: event.scheduledTime, noRetry() {} };
+  await target.scheduled(controller, env, executionContext());
+  return { t: 'b', s: 200, h: {}, b: new ArrayBuffer(0) };
+}
+
+/** The body of an answer the function made as a stream (not text, bytes or a whole upstream answer), not yet read. */
+function streamedBodyOf(response: Response): Stream | undefined {
+  const state = bodies.get(response);
+  if (!state || state.used || !isStream(state.source) || state.source.locked) return undefined;
+  return state.source;
+}
+
+export { Blob, File, FormData };

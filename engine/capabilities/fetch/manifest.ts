@@ -1,0 +1,21 @@
+import type { Capability } from '../capability';
+
+export const fetch = {
+  name: 'fetch',
+  summary: "Outbound HTTP through the host's guarded egress: node8's fetch, Request, Response, Headers, FormData and Blob, Node's http and https clients, and Python's sockets",
+  runtimes: ['node8', 'python'],
+  libraries: { 'web/fetch': 'guest/fetch.ts', 'node/http': 'guest/http.ts' },
+  modules: { http: 'node/http', https: 'node/http#https' },
+  globals: {
+    Headers: 'web/fetch',
+    Request: 'web/fetch',
+    Response: 'web/fetch',
+    FormData: 'web/fetch',
+    Blob: 'web/fetch',
+    File: 'web/fetch',
+    fetch: 'web/fetch',
+  },
+  ops: ['fetch', 'background'],
+  dependsOn: ['streams', 'events', 'url', 'buffer'],
+  tests: ['test/node8-web.test.ts', 'test/python-egress.test.ts', 'test/sandbox.test.ts'],
+} as const satisfies Capability;

@@ -1,0 +1,11 @@
+import type { Capability } from '../capability';
+
+export const timers = {
+  name: 'timers',
+  summary: "setTimeout, setInterval, setImmediate and queueMicrotask over the host's timers, and Node's timers",
+  runtimes: ['node8', 'python'],
+  modules: { timers: 'runtime' },
+  runtimeGlobals: ['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate', 'queueMicrotask'],
+  ops: ['timer'],
+  tests: ['test/sandbox.test.ts', 'test/after-answer.test.ts'],
+} as const satisfies Capability;
