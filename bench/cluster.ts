@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL scenarios of `npm run bench` (when PostgreSQL's binaries are installed): deploy
- * propagation between two nodes, two nodes against one under the warm hello, and the warm hello on
- * the PostgreSQL store against the file store (the call path must not touch the database).
+ * propagation between two nodes, two nodes against one under the warm hello, the warm hello on
+ * the PostgreSQL store against the file store (the call path must not touch the database), and
+ * the PostgreSQL half of scenario 16 (the queue).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import * as path from 'node:path';
 import { Pool } from 'undici';
 import { postgresMissing, startPostgres } from '../test/helpers/postgres';
 import type { LoadResult, LoadSpec } from './load';
+import { queueThroughput, recordQueue } from './queue';
 import { startSupervised, type SupervisedServer } from './scale';
 import { BENCH_FUNCTIONS } from './server';
 
@@ -25,6 +27,8 @@ export interface ClusterBench {
   startServer(storeUrl: string): Promise<{ url: string; accountId: string; apiKey: string; pid: number; stop(): void }>;
   /** The file-store bench server of scenario 1. */
   fileServer: { url: string; accountId: string; apiKey: string; pid: number };
+  /** Asynchronous invocations of scenario 16. */
+  queueCount: number;
 }
 
 /** Returns why the scenarios were skipped, if they were. */
@@ -90,6 +94,8 @@ export async function runClusterScenarios(b: ClusterBench): Promise<string | und
         ['pg_hello', onPg.url, { paths: [`/v2/run/${onPg.accountId}/hello?name=abc`], headers: { 'X-Service-Api-Key': onPg.apiKey } }, () => [onPg.pid]],
       ]);
       b.figures.pg_vs_file_hello = b.figures.pg_hello_rps! / b.figures.file_hello_rps!;
+      console.log(`16. asynchronous invocations through the queue, accept to done: ${b.queueCount} of the hello (PostgreSQL store)`);
+      recordQueue(b.figures, 'queue_pg', await queueThroughput(onPg, b.queueCount));
     } finally {
       onPg.stop();
     }

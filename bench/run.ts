@@ -15,6 +15,7 @@ import { countingCostUs } from './counting-cost';
 import { rssMb, startProcess } from './process';
 import { pickTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load';
 import { tenKilobyteJson } from './payloads';
+import { queueThroughput, recordQueue } from './queue';
 import { runClusterScenarios } from './cluster';
 import { startSupervised, withCpu, type SupervisedServer } from './scale';
 import { BENCH_FUNCTIONS, type BenchServerConfig } from './server';
@@ -153,7 +154,8 @@ async function main(): Promise<void> {
   /** Replaces the islet server by a fresh one deployed with `config` (a scenario group of its own). */
   const switchServer = async (config: Partial<BenchServerConfig>) => {
     islet.child.kill('SIGKILL');
-    islet = await startIslet(config);
+    // The token too: scenario 4 reads the warm-cache figures from /healthz, which shows them with it only.
+    islet = await startIslet({ metricsToken, ...config });
     ({ url, accountId, apiKey } = islet.ready as Required<Ready>);
     headers = { 'X-Service-Api-Key': apiKey };
   };
@@ -188,6 +190,7 @@ async function main(): Promise<void> {
   const cores = os.availableParallelism();
   const supervised: SupervisedServer[] = [];
   const body10k = tenKilobyteJson();
+  const queueCount = quick ? 300 : 1000;
 
   try {
     console.log(`1. warm node8 hello (GET ?name=): the baseline, islet in one process (and again counting no metrics), and islet serve with 1 and ${cores} workers`);
@@ -306,6 +309,8 @@ async function main(): Promise<void> {
     console.log('7. function to function: the seed caller via sdk and via fetch');
     record('fn_sdk', await run(url, { paths: [`/v2/run/${accountId}/caller_sdk?name=abc`], headers }));
     record('fn_fetch', await run(url, { paths: [`/v2/run/${accountId}/caller_fetch?name=abc`], headers }));
+    console.log(`16. asynchronous invocations through the queue, accept to done: ${queueCount} of the hello (file store; PostgreSQL below)`);
+    recordQueue(figures, 'queue_file', await queueThroughput({ url, accountId, apiKey }, queueCount));
     const skipped = await runClusterScenarios({
       quick,
       figures,
@@ -314,6 +319,7 @@ async function main(): Promise<void> {
       run,
       runRounds,
       fileServer: { url, accountId, apiKey, pid: islet.child.pid! },
+      queueCount,
       startServer: async (storeUrl) => {
         const server = await startIslet({ core: true, storeUrl });
         const ready = server.ready as Required<Ready>;

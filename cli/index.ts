@@ -5,6 +5,8 @@ import { create } from './commands/create';
 import { deploy } from './commands/deploy';
 import { list, remove } from './commands/functions';
 import { invoke } from './commands/invoke';
+import { invocations, invokeAsync } from './commands/invocations';
+import { schedules } from './commands/schedules';
 import { login, show } from './commands/login';
 import { logs } from './commands/logs';
 import { perf } from './commands/perf';
@@ -92,8 +94,21 @@ export function buildCli() {
     .option('--method <method>', 'HTTP method', { default: 'POST' })
     .option('--path <path>', 'Path after the function name, e.g. /items/42')
     .option('-i, --include', 'Print the status line and the headers before the body')
-    .action(async (name: string, options: { data?: string | number; query?: string | string[]; method?: string; path?: string; include?: boolean }) =>
-      invoke(name, { ...options, data: options.data === undefined ? undefined : String(options.data), include: Boolean(options.include) }));
+    .option('--async', 'Queue the call to run later and print its invocation id (see "islet invocations")')
+    .action(async (name: string, options: { data?: string | number; query?: string | string[]; method?: string; path?: string; include?: boolean; async?: boolean }) => {
+      const data = options.data === undefined ? undefined : String(options.data);
+      if (options.async) return out(await invokeAsync(name, { ...options, data }));
+      return invoke(name, { ...options, data, include: Boolean(options.include) });
+    });
+
+  cli.command('invocations <name> [id]', "List a function's recent asynchronous invocations, or show one with its result")
+    .option('--limit <n>', 'How many (1-1000)', { default: 20 })
+    .option('--json', 'Print JSON')
+    .action(async (name: string, id: string | undefined, options: { limit: number; json?: boolean }) => out(await invocations(name, id === undefined ? undefined : String(id), { limit: String(options.limit), json: options.json })));
+
+  cli.command('schedules', "List the account's schedules: each one's next tick and its last run")
+    .option('--json', 'Print JSON')
+    .action(async (options: { json?: boolean }) => out(await schedules({ json: options.json })));
 
   cli.command('remove <name>', 'Remove a deployed function')
     .action(async (name: string) => out(await remove(name)));

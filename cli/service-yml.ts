@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { isMap, isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
+import { cronProblem, MAX_RETRIES, MAX_SCHEDULES, timezoneProblem } from '../engine/jobs/cron';
 import { RUNTIMES, unknownRuntime } from '../engine/manifest';
 import { CliError } from './errors';
 
@@ -13,6 +14,10 @@ export interface DeploySpec {
   env: Record<string, string>;
   timeoutMs?: number;
   memoryMb?: number;
+  schedules?: string[];
+  timezone?: string;
+  catchup?: boolean;
+  retries?: number;
 }
 
 export interface ServiceFile {
@@ -26,7 +31,7 @@ export interface ServiceFile {
   names(): string[];
 }
 
-const KNOWN_KEYS = new Set(['file', 'entrypoint', 'runtime', 'env', 'timeout', 'memory', 'handler', 'description']);
+const KNOWN_KEYS = new Set(['file', 'entrypoint', 'runtime', 'env', 'timeout', 'memory', 'schedule', 'timezone', 'catchup', 'retries', 'handler', 'description']);
 
 /** Reads and checks `service.yml`; every error names the file, the line and the key. */
 export function readServiceFile(dir: string, shownDir = dir): ServiceFile {
@@ -136,7 +141,48 @@ export function readServiceFile(dir: string, shownDir = dir): ServiceFile {
         }
         spec[field] = (pair.value as { value: number }).value;
       }
+      Object.assign(spec, readJobKeys(get, key, fail));
       return spec;
     },
   };
+}
+
+type Pair = { key: unknown; value: unknown } | undefined;
+
+/**
+ * `schedule` (a cron expression or a list of them), `timezone`, `catchup` and `retries`, checked
+ * here with the server's own rules so that each mistake names its line.
+ */
+function readJobKeys(get: (k: string) => Pair, key: string, fail: (node: Node | null | undefined, key: string, message: string) => never): Pick<DeploySpec, 'schedules' | 'timezone' | 'catchup' | 'retries'> {
+  const out: Pick<DeploySpec, 'schedules' | 'timezone' | 'catchup' | 'retries'> = {};
+  const zone = get('timezone');
+  if (zone) {
+    const value = isScalar(zone.value) ? zone.value.value : undefined;
+    const problem = timezoneProblem(value);
+    if (problem) fail((zone.value as Node) ?? (zone.key as Node), `${key}.timezone`, problem);
+    out.timezone = value as string;
+  }
+  const schedule = get('schedule');
+  if (schedule && schedule.value !== null && !(isScalar(schedule.value) && schedule.value.value === null)) {
+    const items: Node[] = isSeq(schedule.value) ? (schedule.value.items as Node[]) : [schedule.value as Node];
+    if (items.length > MAX_SCHEDULES) fail(schedule.value as Node, `${key}.schedule`, `at most ${MAX_SCHEDULES} cron expressions`);
+    out.schedules = items.map((item) => {
+      const value = isScalar(item) ? item.value : undefined;
+      const problem = cronProblem(value, out.timezone);
+      if (problem) fail(item, `${key}.schedule`, problem);
+      return value as string;
+    });
+  }
+  const catchup = get('catchup');
+  if (catchup) {
+    if (!isScalar(catchup.value) || typeof catchup.value.value !== 'boolean') fail((catchup.value as Node) ?? (catchup.key as Node), `${key}.catchup`, 'must be true or false');
+    out.catchup = (catchup.value as { value: boolean }).value;
+  }
+  const retries = get('retries');
+  if (retries) {
+    const value = isScalar(retries.value) ? retries.value.value : undefined;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_RETRIES) fail((retries.value as Node) ?? (retries.key as Node), `${key}.retries`, `must be a whole number from 0 to ${MAX_RETRIES}`);
+    out.retries = value as number;
+  }
+  return out;
 }

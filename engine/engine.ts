@@ -18,11 +18,14 @@ import { logObserver, metricsObserver, observers, type CallObserver } from './ob
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
 import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
+import type { ScheduledEvent } from './sandbox/protocol';
 import { isBodyStream, readWhole, watchStream, type BodyStream } from './body-stream';
 import type { BundleSource } from './bundle';
 import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
 import { History } from './stats/history';
 import { Catalog } from './store/catalog';
+import { Background } from './jobs/background';
+import type { RunOutcome } from './jobs/runner';
 import { functionsExceeded, type DeployQuota } from './store/quota';
 import type { ApiKeyRecord, NewAccount, Store, StoreHealth } from './store/store';
 import { checkPercent } from './store/traffic';
@@ -85,6 +88,14 @@ export interface InvokeRequest {
   requestId?: string;
 }
 
+/** What starts a run the server makes itself (see Engine.dispatchQueued). */
+export interface RunTrigger {
+  /** How its call line names it in the logs, as a call's method would (`ASYNC POST`, `SCHEDULED`). */
+  label: string;
+  /** A schedule's tick, told to the handler. */
+  scheduled?: ScheduledEvent;
+}
+
 export interface InvokeResponse {
   status: number;
   headers: Record<string, string>;
@@ -135,6 +146,8 @@ export class Engine {
   private readonly logBudget: LogBudget;
   /** Versions, traffic and keys (the management API's operations besides deploy and remove). */
   readonly manage: Management;
+  /** Asynchronous invocations and schedules: what runs without a caller waiting. */
+  readonly background: Background;
   readonly history: History | undefined;
   private readonly observer: CallObserver;
   private readonly logReader: LogReader;
@@ -170,6 +183,7 @@ export class Engine {
     this.heldRefusals = new HeldRefusals(this.limits.refusalHoldMs, this.limits.accountMaxInFlight);
     this.logBudget = new LogBudget(this.limits.accountLogCharsPerSec, 4 * this.limits.accountLogCharsPerSec);
     this.manage = new Management(this.store, this.catalog, this.keyUses);
+    this.background = new Background(this.store.jobs, this.catalog, this.admission, this.limits, (request, trigger) => this.runQueued(request, trigger));
     this.egress = new Egress({
       allowPrivate: options.allowPrivateEgress ?? false,
       selfPorts: () => this.selfPorts,
@@ -197,6 +211,7 @@ export class Engine {
     await engine.catalog.open();
     engine.keyUses.start();
     engine.history?.start();
+    engine.background.start();
     return engine;
   }
 
@@ -303,6 +318,32 @@ export class Engine {
    * body's size, the function's calls in flight, the account's share.
    */
   dispatch(request: InvokeRequest, respond: (response: InvokeResponse) => void): void {
+    this.admit(request, respond, undefined);
+  }
+
+  /**
+   * A run the server starts itself: an attempt of an asynchronous invocation (its key was checked
+   * when it was accepted) or a schedule's tick (which has none). Admitted as a call is, but for the
+   * key; its call line in the logs names the trigger (`label`). `respond` also gets the error of a
+   * run that failed or was refused.
+   */
+  dispatchQueued(request: InvokeRequest, trigger: RunTrigger, respond: (response: InvokeResponse, error?: ServiceError) => void): void {
+    this.admit(request, respond, trigger);
+  }
+
+  /** `dispatchQueued` with its answer whole, as `invoke` reads it: a run's result is kept as text. */
+  private runQueued(request: InvokeRequest, trigger: RunTrigger): Promise<RunOutcome> {
+    return new Promise<{ response: InvokeResponse; error?: ServiceError }>((resolve) => this.dispatchQueued(request, trigger, (response, error) => resolve({ response, error }))).then(async ({ response, error }) => {
+      if (!isBodyStream(response.body)) return { ...(response as WholeResponse), error };
+      try {
+        return { ...response, body: await readWhole(response.body, this.limits.responseBodyBytes), error };
+      } catch (err) {
+        return { ...errorResponse(err, response.requestId, response.durationUs, response.version), error: err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', String(err)) };
+      }
+    });
+  }
+
+  private admit(request: InvokeRequest, respond: (response: InvokeResponse, error?: ServiceError) => void, trigger: RunTrigger | undefined): void {
     const requestId = request.requestId ?? newRequestId();
     const { accountId, functionName } = request;
     let manifest: FunctionManifest;
@@ -311,14 +352,15 @@ export class Engine {
     try {
       // A path that names no function is a mistake in the URL, whatever the key.
       if (functionName === '') throw new ServiceError('ERR_NO_SUCH_FUNCTION', `the path names no function: call /v2/run/${accountId || '<account>'}/<function>`);
-      caller = isPublicName(functionName) ? this.admission.callerOf(accountId, request.apiKey) : this.admission.checkCallKey(accountId, request.apiKey, functionName);
+      // A queued run's key was checked when it was accepted, and is not kept: it carries no caller.
+      if (trigger === undefined) caller = isPublicName(functionName) ? this.admission.callerOf(accountId, request.apiKey) : this.admission.checkCallKey(accountId, request.apiKey, functionName);
       const entry = isFunctionName(functionName) ? this.catalog.function(accountId, functionName) : undefined;
       if (!entry) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${functionName} in account ${accountId}`);
       // The sticky key is looked up only when two versions share the calls.
       manifest = entry.second === undefined ? entry.first : this.catalog.pick(entry, request.headers['x-service-version-key']);
       stats = this.functionStats.of(manifest);
     } catch (err) {
-      respond(errorResponse(err, requestId, 0));
+      respond(errorResponse(err, requestId, 0), err instanceof ServiceError ? err : undefined);
       return;
     }
     let gate: Gate;
@@ -333,12 +375,13 @@ export class Engine {
     } catch (err) {
       if (err instanceof ServiceError) this.observer.callRefused(stats, err);
       const refusal = errorResponse(err, requestId, 0, manifest.version);
-      if (err instanceof ServiceError && err.code === 'ERR_RATE_LIMITED') this.heldRefusals.hold(accountId, () => respond(refusal));
-      else respond(refusal);
+      const error = err instanceof ServiceError ? err : undefined;
+      if (trigger === undefined && error?.code === 'ERR_RATE_LIMITED') this.heldRefusals.hold(accountId, () => respond(refusal));
+      else respond(refusal, error);
       return;
     }
     tellCaller(request.headers, caller);
-    this.run(manifest, stats, gate, request, requestId, respond);
+    this.run(manifest, stats, gate, request, requestId, respond, trigger);
   }
 
   /**
@@ -348,6 +391,7 @@ export class Engine {
    */
   async quiesce(): Promise<void> {
     this.history?.stop();
+    await this.background.stop(5_000);
     await Promise.all([...new Set(this.runtimes.values())].map((runtime) => runtime.close?.()));
     await this.keyUses.flush();
     await this.logs.flush();
@@ -364,7 +408,7 @@ export class Engine {
     await this.hostWork.close();
   }
 
-  private run(manifest: FunctionManifest, stats: FunctionStats, gate: Gate, request: InvokeRequest, requestId: string, respond: (response: InvokeResponse) => void): void {
+  private run(manifest: FunctionManifest, stats: FunctionStats, gate: Gate, request: InvokeRequest, requestId: string, respond: (response: InvokeResponse, error?: ServiceError) => void, trigger: RunTrigger | undefined): void {
     stats.inflight++;
     const input: CallInput = {
       requestId,
@@ -374,6 +418,8 @@ export class Engine {
       headers: request.headers,
       body: request.body,
     };
+    if (trigger?.scheduled) input.scheduled = trigger.scheduled;
+    const logged = trigger === undefined ? request.method : trigger.label;
     let started = 0;
     /** When the call began waiting for a cold start (0: it found a warm instance). */
     let waitingSince = 0;
@@ -389,7 +435,7 @@ export class Engine {
           stats.inflight--;
           gate.inflight--;
           const totalUs = (performance.now() - (waitingSince === 0 ? begun : waitingSince)) * 1000;
-          this.observer.callEnded(stats, manifest, requestId, request.method, end.error?.status ?? status, end.error, (performance.now() - begun) * 1000, totalUs);
+          this.observer.callEnded(stats, manifest, requestId, logged, end.error?.status ?? status, end.error, (performance.now() - begun) * 1000, totalUs);
         });
         respond({ status, headers, body, requestId, durationUs, version: manifest.version });
         return;
@@ -399,14 +445,14 @@ export class Engine {
       if (waitingSince !== 0) this.loaded(requestId);
       if (outcome.ok) {
         const { status, headers, body } = outcome.response;
-        this.observer.callEnded(stats, manifest, requestId, request.method, status, undefined, durationUs, waitedUs);
+        this.observer.callEnded(stats, manifest, requestId, logged, status, undefined, durationUs, waitedUs);
         respond({ status, headers, body, requestId, durationUs, version: manifest.version });
         return;
       }
       // The function's own logs get what its caller gets: never a host path or host error text.
       const error = clientError(outcome.error, requestId);
-      this.observer.callEnded(stats, manifest, requestId, request.method, error.status, error, durationUs, waitedUs);
-      respond(errorResponse(error, requestId, durationUs, manifest.version));
+      this.observer.callEnded(stats, manifest, requestId, logged, error.status, error, durationUs, waitedUs);
+      respond(errorResponse(error, requestId, durationUs, manifest.version), error);
     };
     const start = (instance: Instance) => {
       started = performance.now();

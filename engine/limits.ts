@@ -74,6 +74,12 @@ export interface Limits {
   accountLogCharsPerSec: number;
   /** Response bytes each account's fetches may read per second in this process (as much at once); past it they read more slowly (engine/capabilities/fetch/egress.ts). */
   accountEgressBytesPerSec: number;
+  /** Asynchronous invocations one account may have queued or running, all nodes together (ERR_QUOTA_EXCEEDED past it). */
+  asyncMaxQueued: number;
+  /** Asynchronous invocations this process runs at once; one account holds half of them at most (engine/jobs/runner.ts). */
+  asyncConcurrency: number;
+  /** A finished asynchronous invocation's record (its result) is kept this long, ms. */
+  asyncKeepMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -107,4 +113,8 @@ export const DEFAULT_LIMITS: Limits = {
   hostWorkThreads: 2,
   accountLogCharsPerSec: 1024 * 1024,
   accountEgressBytesPerSec: 16 * MiB,
+  asyncMaxQueued: 10_000,
+  asyncConcurrency: 32,
+  // As OpenWhisk keeps activation records a day by default.
+  asyncKeepMs: 24 * 3_600_000,
 };

@@ -1,4 +1,5 @@
 import { ServiceError } from './errors';
+import { cronProblem, DEFAULT_RETRIES, MAX_RETRIES, MAX_SCHEDULES, timezoneProblem } from './jobs/cron';
 import type { Limits } from './limits';
 
 export const RUNTIMES = ['node8', 'python2', 'python3'] as const;
@@ -33,6 +34,14 @@ export interface FunctionSpec {
   timeoutMs?: number;
   /** Memory per instance in MB; the server default when absent. */
   memoryMb?: number;
+  /** Cron expressions (5 fields, or 6 with seconds) the function runs on (`schedule` in service.yml). */
+  schedules?: string[];
+  /** The IANA time zone its schedules are read in (default UTC). */
+  timezone?: string;
+  /** After a missed tick (no node was up), run the latest one once when a node is back (default false). */
+  catchup?: boolean;
+  /** Runs again of an asynchronous invocation that failed (default 2). */
+  retries?: number;
 }
 
 /** A deployed version, as stored beside its code in `manifest.json`. Immutable once stored. */
@@ -144,7 +153,46 @@ export function validateSpec(input: unknown, limits: Limits): FunctionSpec {
     }
     result.memoryMb = m;
   }
+  Object.assign(result, validateJobFields(spec, name));
   return result;
+}
+
+/** The spec's schedules, time zone, catch-up and retries (engine/jobs), each error naming its key. */
+function validateJobFields(spec: Record<string, unknown>, name: string): Pick<FunctionSpec, 'schedules' | 'timezone' | 'catchup' | 'retries'> {
+  const out: Pick<FunctionSpec, 'schedules' | 'timezone' | 'catchup' | 'retries'> = {};
+  if (spec.timezone !== undefined) {
+    const problem = timezoneProblem(spec.timezone);
+    if (problem) throw invalid(`functions.${name}.timezone: ${problem}`, 'timezone');
+    out.timezone = spec.timezone as string;
+  }
+  const given = spec.schedules ?? spec.schedule;
+  if (given !== undefined && given !== null) {
+    const list = typeof given === 'string' ? [given] : given;
+    if (!Array.isArray(list) || list.length > MAX_SCHEDULES) throw invalid(`functions.${name}.schedule: must be a cron expression or a list of at most ${MAX_SCHEDULES}`, 'schedule');
+    const schedules: string[] = [];
+    for (const item of list) {
+      const problem = cronProblem(item, out.timezone);
+      if (problem) throw invalid(`functions.${name}.schedule: ${problem}`, 'schedule');
+      const expression = (item as string).trim().replace(/\s+/g, ' ');
+      if (!schedules.includes(expression)) schedules.push(expression);
+    }
+    if (schedules.length > 0) out.schedules = schedules;
+  }
+  if (spec.catchup !== undefined) {
+    if (typeof spec.catchup !== 'boolean') throw invalid(`functions.${name}.catchup: must be true or false`, 'catchup');
+    if (spec.catchup) out.catchup = true;
+  }
+  if (spec.retries !== undefined) {
+    const r = spec.retries;
+    if (typeof r !== 'number' || !Number.isInteger(r) || r < 0 || r > MAX_RETRIES) throw invalid(`functions.${name}.retries: must be a whole number from 0 to ${MAX_RETRIES}`, 'retries');
+    if (r !== DEFAULT_RETRIES) out.retries = r;
+  }
+  return out;
+}
+
+/** The retries of a function's asynchronous invocations. */
+export function retriesOf(manifest: Pick<FunctionSpec, 'retries'>): number {
+  return manifest.retries ?? DEFAULT_RETRIES;
 }
 
 /** Normalises a relative POSIX path; undefined when it is absolute or climbs out with `..`. */
@@ -179,6 +227,10 @@ export interface FunctionDescription {
   public: boolean;
   /** How the entry is called (undefined for versions deployed before islet kept it). */
   style: HandlerStyle | undefined;
+  /** Its cron schedules and their time zone (absent: none). */
+  schedules?: string[];
+  timezone?: string;
+  retries: number;
   /** The versions serving and their shares of the calls (in a function's description). */
   traffic?: { version: number; percent: number }[];
 }
@@ -200,6 +252,8 @@ export function describeFunction(m: FunctionManifest, traffic?: { version: numbe
     memoryMb: m.memoryMb,
     public: isPublicName(m.name),
     style: m.style,
+    ...(m.schedules ? { schedules: m.schedules, timezone: m.timezone ?? 'UTC' } : {}),
+    retries: retriesOf(m),
     ...(traffic ? { traffic } : {}),
   };
 }

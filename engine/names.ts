@@ -1,14 +1,16 @@
 import { ServiceError } from './errors';
+import { isInvocationId } from './jobs/records';
 import { isFunctionName } from './manifest';
 import { isAccountId, isKeyName } from './store/keys';
 
 /** What a name in a request's URL stands for. */
-export type NameKind = 'account' | 'function' | 'key';
+export type NameKind = 'account' | 'function' | 'key' | 'invocation';
 
 const RULES: Record<NameKind, { valid: (value: string) => boolean; what: string; rule: string }> = {
   account: { valid: isAccountId, what: 'account id', rule: '16 characters of a-z and 0-9' },
   function: { valid: isFunctionName, what: 'function name', rule: '1-128 characters of A-Z a-z 0-9 _ -, starting with a letter or digit' },
   key: { valid: isKeyName, what: 'key name', rule: '1-64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit' },
+  invocation: { valid: isInvocationId, what: 'invocation id', rule: '32 characters of 0-9 and a-f' },
 };
 
 /**

@@ -6,7 +6,7 @@ import { ServiceError } from './errors';
 import type { HostTask, HostTaskAnswer } from './host-work/task';
 import type { HostMemoryBudget } from './isolate/host-memory';
 import type { FunctionManifest, HandlerStyle } from './manifest';
-import { ISLET_FRAME } from './sandbox/protocol';
+import { ISLET_FRAME, type ScheduledEvent } from './sandbox/protocol';
 
 /** One invocation as a runtime sees it (already authenticated and routed). */
 export interface CallInput {
@@ -19,6 +19,8 @@ export interface CallInput {
   /** Lower-case names; repeated headers joined with `, `. */
   headers: Record<string, string>;
   body: Buffer;
+  /** Set for a run of a schedule (never for a call over HTTP): what the handler is told of its tick. */
+  scheduled?: ScheduledEvent;
 }
 
 export interface FunctionResponse {

@@ -5,7 +5,7 @@ import { checkName, isNameKind, type NameKind } from '../engine/names';
 export interface RouteNames {
   /** The account id (`:account`), or '' when the pattern has none. */
   account: string;
-  /** The function's or the key's name (`:function` or `:key`), or '' when the pattern has none. */
+  /** The function's or the key's name or the invocation's id (`:function`, `:key`, `:invocation`), or '' when the pattern has none. */
   name: string;
   /** Checks every name against its rule (engine/names.ts); throws ERR_BAD_REQUEST naming the first that fails. */
   check(): void;
@@ -18,7 +18,7 @@ export interface RouteNames {
  */
 export function routeNames(pattern: string): (req: HttpRequest) => RouteNames {
   const kinds = [...pattern.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-  for (const kind of kinds) if (!isNameKind(kind)) throw new Error(`route ${pattern}: parameter :${kind} is not one of :account, :function, :key`);
+  for (const kind of kinds) if (!isNameKind(kind)) throw new Error(`route ${pattern}: parameter :${kind} is not one of :account, :function, :key, :invocation`);
   const declared = kinds as NameKind[];
   return (req) => {
     const values = declared.map((_, i) => decodeSegment(req.getParameter(i) ?? ''));
@@ -28,7 +28,7 @@ export function routeNames(pattern: string): (req: HttpRequest) => RouteNames {
     };
     return {
       account: at('account'),
-      name: at('function') || at('key'),
+      name: at('function') || at('key') || at('invocation'),
       check: () => declared.forEach((kind, i) => checkName(kind, values[i]!)),
     };
   };

@@ -6,6 +6,7 @@ import { newRequestId } from '../engine/request-id';
 import { writeAnswerHeaders } from './answer';
 import { readBody, readCallHeaders } from './body';
 import { addConsolePortRoutes, addConsoleRedirect, addFunctionPortRoot, hostNameOf } from './console-app';
+import { addAsyncRoute } from './async';
 import { addHealthRoute } from './health';
 import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
@@ -83,6 +84,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let consolePort: number | undefined;
 
   app.any('/v2/run/*', (res, req) => handleRun(engine, res, req, counter));
+  addAsyncRoute(app, engine, counter);
   addManagementRoutes(app, engine, counter, options.peers);
   addMetricsRoute(app, engine, options.metricsToken, options.peers);
   addLiveLogsRoute(app, engine, logsAccess(engine));

@@ -33,7 +33,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   if (options.storeUrl !== undefined) {
     if (!/^postgres(ql)?:\/\//.test(options.storeUrl)) throw new Error(`--store: ${options.storeUrl} is not a postgres:// URL (without --store, the data directory is the store)`);
     const cacheDir = options.cacheDir ?? path.join(options.dataDir, 'cache');
-    return PostgresStore.open({ url: options.storeUrl, cacheDir: path.join(cacheDir, 'store'), coordinator: options.coordinator, keepVersions: options.keepVersions });
+    return PostgresStore.open({ url: options.storeUrl, cacheDir: path.join(cacheDir, 'store'), coordinator: options.coordinator, keepVersions: options.keepVersions, nodeId: nodeId(options.dataDir) });
   }
   return FileStore.open(options.dataDir, { coordinator: options.coordinator, clean: options.clean, keepVersions: options.keepVersions });
 }

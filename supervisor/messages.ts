@@ -15,6 +15,7 @@ import type { StoreChange } from '../engine/store/store';
  *   req   flush-logs                answered once every other worker has written its pending logs
  *   req   health                    every worker's last stats
  *   req   gather {op, body}         every other worker's answer to `op` (metrics, stats), as a list
+ *   req   queue {op, args}          the file store's queue broker (supervisor/queue.ts)
  *
  * supervisor -> worker
  *   note  listen                    start listening (when started with waitToListen)
@@ -23,6 +24,7 @@ import type { StoreChange } from '../engine/store/store';
  *   req   metrics {account}         its metrics (prom-client JSON)
  *   req   stats {account, name, windowSec}   its part of a function's figures
  *   note  drain {reason}            stop taking connections, finish the calls in flight, exit 0
+ *   note  queue-wake                asynchronous invocations may be waiting
  */
 
 /** Handed to a worker in ISLET_WORKER (JSON). */

@@ -3,7 +3,9 @@ import * as path from 'node:path';
 import type { Limits } from '../engine/limits';
 import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import type { StoreChange } from '../engine/store/store';
+import { MemoryQueueBroker } from '../engine/store/file/queue-broker';
 import { Channel } from './channel';
+import { answerQueue, type QueueRequest } from './queue';
 import type { WorkerConfig, WorkerReport, WorkerStats } from './messages';
 import type { ServeOptions } from './options';
 
@@ -73,6 +75,8 @@ export class Supervisor {
   private consolePort: number | undefined;
   private stopping: Promise<void> | undefined;
   private rolling: Promise<void> | undefined;
+  /** The file store's queue of asynchronous invocations (none on PostgreSQL, where the database is the broker). */
+  private readonly queue: MemoryQueueBroker | undefined;
 
   constructor(
     private readonly options: ServeOptions,
@@ -88,6 +92,12 @@ export class Supervisor {
       // Each worker counts the calls it serves: it holds its share of every account's bounds.
       accountShare: 1 / options.workers,
     };
+    if (options.storeUrl === undefined) {
+      this.queue = new MemoryQueueBroker();
+      this.queue.onWork(() => {
+        for (const worker of this.live) if (worker.hello) worker.channel.notify('queue-wake');
+      });
+    }
   }
 
   /**
@@ -96,6 +106,8 @@ export class Supervisor {
    * holds them.
    */
   async start(): Promise<{ port: number; consolePort: number | undefined }> {
+    // No worker runs yet: what the queue says was running was cut short, and waits again.
+    await this.queue?.open(this.options.dataDir);
     const [first, ...rest] = this.slots;
     const firstWorker = this.spawn(first!, true);
     const others = rest.map((slot) => this.spawn(slot, false, undefined, true));
@@ -225,10 +237,14 @@ export class Supervisor {
     channel.handle('flush-logs', () => this.askOthers(worker, 'flush-logs', null));
     channel.handle('health', () => this.health());
     channel.handle('gather', ({ op, body }: { op: string; body: unknown }) => this.gather(worker, op, body));
+    const queue = this.queue;
+    if (queue) channel.handle('queue', (request: QueueRequest) => answerQueue(queue, String(worker.child.pid), request));
   }
 
   private onExit(worker: Worker, code: number | null, signal: NodeJS.Signals | null): void {
     this.live.delete(worker);
+    // What it was running waits again (it runs again: at least once).
+    this.queue?.ownerGone(String(worker.child.pid));
     for (const [name, lock] of this.locks) {
       lock.queue = lock.queue.filter((entry) => entry.worker !== worker);
       if (lock.holder === worker) this.passOn(name, lock);

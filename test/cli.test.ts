@@ -6,6 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { islet, ISLET_BIN } from './helpers/cli';
 import { fixture, startTestServer, type TestServer } from './helpers/server';
+import { eventually } from './helpers/supervised';
 
 // The islet CLI, run as a real executable against a real server.
 let s: TestServer;
@@ -113,6 +114,38 @@ t.test('service.yml mistakes name the file, line and key, and deploy nothing', a
   }
   const listed = JSON.parse((await islet(['list', '--json'], { env })).stdout) as { name: string }[];
   t.notOk(listed.some((f) => f.name === 'bad'), 'nothing deployed');
+});
+
+t.test('schedules and asynchronous invocations: islet schedules, invoke --async, invocations', async (t) => {
+  const source = "exports.handler = (body, ctx) => { if (body && body.fail) throw new Error('asked to fail'); return { got: body, scheduled: Boolean(ctx.scheduled) }; };\n";
+  const dir = folder('functions:\n  cron_cli:\n    file: function.js\n    runtime: node8\n    schedule: "* * * * * *"\n    timezone: Europe/Paris\n    retries: 0\n', { 'function.js': source });
+  const deployed = await islet(['deploy', 'cron_cli', '--dir', dir], { env });
+  t.equal(deployed.code, 0, deployed.stderr);
+  // Waits go through the API: a CLI process per poll would take most of this test's time.
+  const api = async (p: string, init: RequestInit = {}) => (await fetch(`${s.url}${p}`, { ...init, headers: { 'X-Service-Api-Key': s.apiKey } })).json() as Promise<Record<string, any>>;
+  const lastRun = async () => (await api(`/v2/accounts/${s.accountId}/schedules`)).schedules.find((v: { function: string }) => v.function === 'cron_cli')?.last?.status;
+  t.ok(await eventually(async () => (await lastRun()) !== undefined, 30_000), 'the schedule ran');
+  const table = await islet(['schedules'], { env });
+  t.match(table.stdout, /^FUNCTION\s+SCHEDULE\s+TIME ZONE\s+NEXT\s+LAST\s+OUTCOME$/m);
+  const row = new RegExp(`^cron_cli\\s+\\* \\* \\* \\* \\* \\*\\s+Europe/Paris\\s+(\\S+Z)\\s+\\S+Z\\s+200$`, 'm').exec(table.stdout);
+  t.ok(row, `its next tick, its last run and how it ended:\n${table.stdout}`);
+  t.ok(row && Date.parse(row[1]!) > Date.now() - 5000, 'the next tick is to come');
+
+  const queued = await islet(['invoke', 'cron_cli', '--async', '--data', '{"n":7}'], { env });
+  t.equal(queued.code, 0, queued.stderr);
+  const id = queued.stdout.trim();
+  t.match(id, /^[0-9a-f]{32}$/, 'prints the invocation id');
+  const failing = (await api(`/v2/async/${s.accountId}/cron_cli`, { method: 'POST', body: '{"fail":true}' })).invocationId as string;
+  const status = async (which: string) => (await api(`/v2/accounts/${s.accountId}/invocations/${which}`)).status;
+  t.ok(await eventually(async () => (await status(id)) === 'succeeded' && (await status(failing)) === 'failed', 30_000), 'one succeeded, one failed');
+  const one = await islet(['invocations', 'cron_cli', id], { env });
+  t.match(one.stdout, new RegExp(`^${id}  succeeded  attempts 1  accepted \\S+Z  finished \\S+Z\n  request id [0-9a-f]{32} \\(islet logs cron_cli\\)\n  answered 200\n  \\{"got":\\{"n":7\\},"scheduled":false\\}\n$`), one.stdout);
+  const list = await islet(['invocations', 'cron_cli'], { env });
+  t.match(list.stdout, new RegExp(`^${failing}\\s+failed\\s+1\\s+\\S+\\s+\\S+\\s+ERR_FUNCTION_FAILED$`, 'm'), 'retries: 0 fails at the first throw, with its error');
+  t.match(list.stdout, new RegExp(`^${id}\\s+succeeded\\s+1\\s`, 'm'));
+  t.ok(list.stdout.indexOf(failing) < list.stdout.indexOf(id), 'newest first');
+  await api(`/v2/accounts/${s.accountId}/functions/cron_cli`, { method: 'DELETE' });
+  t.same((await api(`/v2/accounts/${s.accountId}/schedules`)).schedules.filter((v: { function: string }) => v.function === 'cron_cli'), [], 'a removed function has no schedule');
 });
 
 t.test('a function with an npm dependency in node_modules deploys and uses it', async (t) => {
@@ -245,12 +278,14 @@ t.test('account create (offline) prints a working account; --json is valid JSON'
 
 t.test('--help lists every verb, and every verb has --help with its options', async (t) => {
   const help = await islet(['--help'], { env });
-  for (const verb of ['create', 'deploy', 'invoke', 'remove', 'list', 'logs', 'login', 'show', 'perf', 'serve', 'account']) {
+  for (const verb of ['create', 'deploy', 'invoke', 'remove', 'list', 'logs', 'login', 'show', 'perf', 'serve', 'account', 'invocations', 'schedules']) {
     t.match(help.stdout, new RegExp(`^\\s+${verb}\\b`, 'm'), verb);
   }
   const options: Record<string, string[]> = {
     deploy: ['--dir'],
-    invoke: ['--data', '--query', '--method', '--path'],
+    invoke: ['--data', '--query', '--method', '--path', '--async'],
+    invocations: ['--limit', '--json'],
+    schedules: ['--json'],
     list: ['--json'],
     logs: ['--since', '--tail'],
     login: ['--url', '--account', '--key'],

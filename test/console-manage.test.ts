@@ -174,6 +174,23 @@ function run(): void {
     t.same(cspViolations, [], 'no Content-Security-Policy violation on these pages');
   });
 
+  t.test("the function page shows its schedules: the next tick, the last run and how it ended", async (t) => {
+    await s.deploy('ticking', functionFolder("exports.handler = () => 'tick';"), 'handler', { schedules: ['* * * * * *'], timezone: 'Europe/Paris' });
+    await page.goto(`${s.consoleUrl}/console/#/functions/ticking`);
+    const schedules = page.getByTestId('schedules');
+    await schedules.waitFor();
+    const cells = schedules.locator('tbody tr td');
+    t.same((await cells.allTextContents()).slice(0, 2), ['* * * * * *', 'Europe/Paris']);
+    // The panel reads the schedules again every 5 s: a run shows within a few.
+    await page.getByTestId('schedule-outcome').getByText('200', { exact: true }).waitFor({ timeout: 30_000 });
+    t.not(await cells.nth(3).textContent(), '–', 'the last run is shown');
+    t.not(await cells.nth(2).textContent(), 'never', 'and the next');
+    await page.goto(`${s.consoleUrl}/console/#/functions/greeter`);
+    await page.getByTestId('versions').waitFor();
+    t.equal(await page.getByTestId('schedules').count(), 0, 'a function without a schedule shows no panel');
+    await s.engine.remove(s.accountId, 'ticking');
+  });
+
   t.test('an invoke key may call functions, and the pages say what needs an admin key', async (t) => {
     const { apiKey } = await s.engine.manage.createKey(s.accountId, { name: 'caller', scope: 'invoke' });
     const invokePage = await browser.newPage();

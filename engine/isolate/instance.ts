@@ -242,7 +242,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
       this.nextRemeasure *= 4;
       this.options.remeasure?.(this);
     }
-    const meta = callMeta(input.requestId, input.method, input.path, input.rawQuery, input.headers);
+    const meta = callMeta(input.requestId, input.method, input.path, input.rawQuery, input.headers, input.scheduled);
     const body = input.body;
     const raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
     const bytes = meta.length + (raw === undefined ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);

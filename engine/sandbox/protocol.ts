@@ -113,10 +113,15 @@ export interface ErrorResult {
  * only when the function reads them; the calls of a batch are joined by newlines, which JSON text
  * has none of either.
  */
-export function callMeta(requestId: string, method: string, path: string, rawQuery: string, headers: Record<string, string>): string {
-  return `${JSON.stringify([requestId, method, path, rawQuery])}\t${JSON.stringify(headers)}`;
+export function callMeta(requestId: string, method: string, path: string, rawQuery: string, headers: Record<string, string>, scheduled?: ScheduledEvent): string {
+  return `${JSON.stringify(scheduled ? [requestId, method, path, rawQuery, scheduled] : [requestId, method, path, rawQuery])}\t${JSON.stringify(headers)}`;
 }
-export type MetaHead = [requestId: string, method: string, path: string, rawQuery: string];
+/** A scheduled run's tick: the cron expression and the tick's nominal time (ms since the epoch). HTTP cannot send it. */
+export interface ScheduledEvent {
+  cron: string;
+  scheduledTime: number;
+}
+export type MetaHead = [requestId: string, method: string, path: string, rawQuery: string, scheduled?: ScheduledEvent];
 /** Separates the metas of a batch's calls. */
 export const META_SEPARATOR = '\n';
 /** Separates the head of a meta from its headers' JSON. */

@@ -48,6 +48,8 @@ export class Catalog {
    * or removed key fails the comparison below like any other. Keys that matched nothing are not kept.
    */
   private readonly knownDigests = new LRUCache<string, Buffer>({ max: 1024 });
+  /** Told after a function's serving versions changed (deployed, rolled back, split, removed). */
+  private readonly functionListeners: ((account: string, name: string) => void)[] = [];
 
   constructor(
     private readonly store: Store,
@@ -159,6 +161,11 @@ export class Catalog {
     return entry !== undefined && (entry.first === manifest || entry.second === manifest);
   }
 
+  /** Hears of every change of a function's serving versions, once the catalog holds it. */
+  watchFunctions(listener: (account: string, name: string) => void): void {
+    this.functionListeners.push(listener);
+  }
+
   *allFunctions(): IterableIterator<FunctionEntry> {
     for (const byName of this.functions.values()) yield* byName.values();
   }
@@ -236,6 +243,7 @@ export class Catalog {
       this.functionCount--;
     }
     for (const old of priorVersions) if (!serving.includes(old)) this.onRetired(old);
+    for (const listener of this.functionListeners) listener(account, name);
   }
 }
 

@@ -1,3 +1,4 @@
+import type { QueueBroker } from './file/queue-broker';
 import type { StoreChange } from './store';
 
 /**
@@ -14,6 +15,8 @@ export interface Coordinator {
   publish(change: StoreChange): Promise<void>;
   /** Changes published by the other processes. */
   subscribe(listener: (change: StoreChange) => Promise<void>): void;
+  /** The file store's queue, shared by the processes (the supervisor's); none: the process has its own. */
+  readonly queue?: QueueBroker;
 }
 
 /** The coordinator of a process that has the data directory to itself: locks within the process, no one to tell. */

@@ -61,3 +61,12 @@ export function prunedBytes(kept: Pick<FunctionManifest, 'version' | 'bytes'>[],
 function mb(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
+
+/** ERR_QUOTA_EXCEEDED for an account whose queue is full. */
+export function queueFull(account: string, bound: number): ServiceError {
+  return new ServiceError('ERR_QUOTA_EXCEEDED', `account ${account} has ${bound} asynchronous invocations queued or running, its bound: wait for some to finish`, {
+    limit: 'queuedInvocations',
+    quota: bound,
+    usage: bound,
+  });
+}

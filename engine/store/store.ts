@@ -1,4 +1,5 @@
 import type { BundleLimits, BundleSource } from '../bundle';
+import type { JobStore } from '../jobs/records';
 import type { FunctionManifest, FunctionSpec } from '../manifest';
 import type { KeyScope } from '../wire';
 import type { DeployQuota } from './quota';
@@ -72,6 +73,9 @@ export interface Store {
    * only if the function had no version yet; `setTraffic` then sets the split the source had.
    */
   importVersion(manifest: FunctionManifest, codeDir: string): Promise<void>;
+
+  /** Asynchronous invocations and schedules' ticks, shared by every process and node of the store. */
+  readonly jobs: JobStore;
 
   /** Whether the store can take writes now (`/healthz`). */
   health(): StoreHealth;

@@ -4,6 +4,7 @@ import type { Peers } from '../peers';
 import type { ActiveCounter } from '../in-flight';
 import { Routes } from './common';
 import { addFunctionRoutes } from './functions';
+import { addJobRoutes } from './jobs';
 import { addKeyRoutes } from './keys';
 import { addStatsRoute } from './stats';
 import { addVersionRoutes } from './versions';
@@ -20,4 +21,5 @@ export function addManagementRoutes(app: TemplatedApp, engine: Engine, counter: 
   addFunctionRoutes(routes);
   addVersionRoutes(routes);
   addStatsRoute(routes);
+  addJobRoutes(routes);
 }

@@ -46,7 +46,9 @@ class Request(object):
     HTTPResponse = HTTPResponse
 
     def __init__(self, head, headers_json, raw):
-        request_id, self.method, self.path, raw_query = head
+        request_id, self.method, self.path, raw_query = head[:4]
+        # A scheduled run's tick ({"cron", "scheduledTime"}); None for a call. HTTP cannot set it.
+        self.scheduled = head[4] if len(head) > 4 else None
         self.query = _parse_query(raw_query)
         self._headers_json = headers_json
         self.body = raw

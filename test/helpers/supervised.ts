@@ -52,8 +52,9 @@ export function serveArgs(dataDir: string, extra: string[] = []): string[] {
 /** The metrics token a supervised server gets unless the test gives its own: /healthz shows the workers only with it. */
 const HEALTH_TOKEN = 'supervised-test-token';
 
-export function startSupervised(extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Supervised> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-supervised-'));
+/** Starts `islet serve` (on `dataDir` when given: a restart, whose account is not printed again). */
+export function startSupervised(extra: string[] = [], env: NodeJS.ProcessEnv = {}, restart?: { dataDir: string; accountId: string; apiKey: string }): Promise<Supervised> {
+  const dataDir = restart?.dataDir ?? mkdtempSync(path.join(tmpdir(), 'islet-supervised-'));
   const given = extra.indexOf('--metrics-token');
   const token = given === -1 ? HEALTH_TOKEN : extra[given + 1]!;
   const args = given === -1 ? [...extra, '--metrics-token', token] : extra;
@@ -77,8 +78,8 @@ export function startSupervised(extra: string[] = [], env: NodeJS.ProcessEnv = {
       const consoleUrl = /^console on (http:\/\/\S+)\/console\//m.exec(stdout)?.[1] ?? '';
       clearInterval(poll);
       const url = m[1]!;
-      const accountId = /account id: (\S+)/.exec(stdout)?.[1] ?? '';
-      const apiKey = /API key:\s+(\S+)/.exec(stdout)?.[1] ?? '';
+      const accountId = /account id: (\S+)/.exec(stdout)?.[1] ?? restart?.accountId ?? '';
+      const apiKey = /API key:\s+(\S+)/.exec(stdout)?.[1] ?? restart?.apiKey ?? '';
       const headers = { 'X-Service-Api-Key': apiKey };
       resolve({
         url,

@@ -4,6 +4,7 @@ import { ErrorNote, NeedsAdmin } from '../parts/feedback';
 import { InvokeForm } from '../parts/invoke-form';
 import { LogsPanel } from '../parts/logs-panel';
 import { MetricsPanel } from '../parts/metrics-panel';
+import { SchedulesPanel } from '../parts/schedules-panel';
 import { describeSplit, VersionsPanel } from '../parts/versions-panel';
 import { href } from '../router';
 import { useLoad } from '../use-load';
@@ -45,6 +46,7 @@ function AdminView({ session, name }: { session: Session; name: string }) {
         <InvokeForm session={session} name={name} isPublic={fn.public} />
         <Config fn={fn} />
       </div>
+      <SchedulesPanel session={session} name={name} />
       <LogsPanel session={session} name={name} />
       <VersionsPanel session={session} name={name} onChange={info.reload} />
     </>

@@ -8,11 +8,13 @@
 export type SeedHandler = (body: unknown, context: unknown) => unknown;
 export interface FetchTarget {
   fetch(request: unknown, env: unknown, ctx: unknown): unknown;
+  /** A Workers-style `scheduled(controller, env, ctx)`, for the function's schedules. */
+  scheduled?(controller: unknown, env: unknown, ctx: unknown): unknown;
 }
 export type Entry = { style: 'seed'; handler: SeedHandler } | { style: 'fetch'; target: FetchTarget };
 
 function hasFetch(value: unknown): value is FetchTarget {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as FetchTarget).fetch === 'function';
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && (typeof (value as FetchTarget).fetch === 'function' || typeof (value as FetchTarget).scheduled === 'function');
 }
 
 /**

@@ -34,7 +34,7 @@ import {
 import { makeBuiltinRequire } from './builtins';
 import { installGlobals, installLazyGlobals } from './globals';
 import { pickEntry, type Entry } from './handlers';
-import type { serveFetch as ServeFetch } from '../../capabilities/fetch/guest/fetch';
+import type { serveFetch as ServeFetch, serveScheduled as ServeScheduled } from '../../capabilities/fetch/guest/fetch';
 import { INTERNAL, type Internal, type OpAnswer } from './internal';
 import { ModuleSystem } from './modules';
 import { makeRequest } from './request';
@@ -247,7 +247,8 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult |
   current.requestId = requestId;
   const target = entry!;
   if (target.style === 'fetch') {
-    const { serveFetch } = library<{ serveFetch: typeof ServeFetch }>('web/fetch');
+    const { serveFetch, serveScheduled } = library<{ serveFetch: typeof ServeFetch; serveScheduled: typeof ServeScheduled }>('web/fetch');
+    if (head[4]) return promiseThen(serveScheduled(target.target, head[4], env), undefined, encodeError);
     return promiseThen(serveFetch(target.target, head, JSON.parse(meta.slice(tab + 1)) as Record<string, string>, raw, env), undefined, encodeError);
   }
   let value: unknown;
@@ -255,7 +256,8 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult |
     const request = makeRequest(head, meta.slice(tab + 1), raw, env);
     // Called as a plain function, as before: a method call would name it `[as handler]` in stacks.
     const handler = target.handler;
-    value = handler(parseBody(raw), { request, HTTPResponse, requestId, env });
+    // A scheduled run says so on its context (`scheduled: {cron, scheduledTime}`), which HTTP cannot set.
+    value = handler(parseBody(raw), head[4] ? { request, HTTPResponse, requestId, env, scheduled: head[4] } : { request, HTTPResponse, requestId, env });
   } catch (err) {
     return encodeError(err);
   }

@@ -25,6 +25,8 @@ import { checkTraffic, DEFAULT_KEEP_VERSIONS, trafficAfterDeploy } from '../traf
 import { AccountFiles } from './accounts';
 import { LocalCoordinator, type Coordinator } from '../coordinator';
 import { FunctionFiles } from './functions';
+import { FileJobs } from './jobs';
+import { localBroker } from './queue-broker';
 
 export interface FileStoreOptions {
   /** How processes sharing the directory agree (default: this process alone). */
@@ -45,6 +47,7 @@ export class FileStore implements Store {
   private readonly functions: FunctionFiles;
   private readonly coordinator: Coordinator;
   private readonly listeners: ((change: StoreChange) => Promise<void>)[] = [];
+  readonly jobs: FileJobs;
 
   private constructor(
     readonly dataDir: string,
@@ -55,6 +58,7 @@ export class FileStore implements Store {
     this.functions = new FunctionFiles(dataDir, Math.max(1, options.keepVersions ?? DEFAULT_KEEP_VERSIONS));
     this.coordinator = options.coordinator ?? new LocalCoordinator();
     this.coordinator.subscribe((change) => this.tell(change));
+    this.jobs = new FileJobs(dataDir, this.coordinator.queue ?? localBroker(dataDir), this.coordinator);
   }
 
   static async open(dataDir: string, options: FileStoreOptions = {}): Promise<FileStore> {
@@ -151,6 +155,7 @@ export class FileStore implements Store {
 
   async remove(account: string, name: string): Promise<FunctionManifest | undefined> {
     const removed = await this.coordinator.withLock(functionLock(account, name), () => this.functions.remove(account, name));
+    if (removed) await this.jobs.forgetSchedules(account, name);
     if (removed) await this.changed({ kind: 'function', account, name });
     return removed;
   }

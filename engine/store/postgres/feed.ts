@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import type { StoreChange } from '../store';
+import { JOBS_CHANNEL } from './jobs';
 
 export const CHANNEL = 'islet_changes';
 const RECONNECT_FIRST_MS = 200;
@@ -25,6 +26,8 @@ export class ChangeFeed {
     private readonly url: string,
     private readonly onChange: (change: StoreChange) => void,
     resyncMs: number,
+    /** Another node queued an asynchronous invocation (JOBS_CHANNEL). */
+    private readonly onJobs: () => void = () => undefined,
   ) {
     this.resync = setInterval(() => {
       if (this.connected) this.onChange({ kind: 'all' });
@@ -53,6 +56,7 @@ export class ChangeFeed {
   private async connect(resync: boolean): Promise<void> {
     const client = new Client({ connectionString: this.url, keepAlive: true, connectionTimeoutMillis: 5_000 });
     client.on('notification', (message) => {
+      if (message.channel === JOBS_CHANNEL) return this.onJobs();
       if (message.channel !== CHANNEL || !message.payload) return;
       try {
         this.onChange(JSON.parse(message.payload) as StoreChange);
@@ -65,6 +69,7 @@ export class ChangeFeed {
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}`);
+      await client.query(`LISTEN ${JOBS_CHANNEL}`);
     } catch (err) {
       await client.end().catch(() => undefined);
       this.lastError = (err as Error).message;

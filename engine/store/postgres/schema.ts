@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { JOBS_MIGRATION } from './jobs';
 
 /**
  * The schema, as versioned migrations. Each runs once, in its own transaction, in order; start-up
@@ -93,6 +94,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       ALTER TABLE islet_accounts ADD COLUMN limits jsonb;
     `,
   },
+  { version: 4, name: 'asynchronous invocations, schedule ticks', sql: JOBS_MIGRATION },
 ];
 
 /** An arbitrary constant: the advisory lock that serialises migrations across nodes. */

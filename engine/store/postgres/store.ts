@@ -30,6 +30,7 @@ import { describeVersion, packFiles } from '../version';
 import * as accountSql from './accounts';
 import { CodeCache } from './code-cache';
 import { CHANNEL, ChangeFeed } from './feed';
+import { PostgresJobs } from './jobs';
 import { migrate } from './schema';
 import * as versionSql from './versions';
 import { SERVING_SQL, toFunctionRecord, type FunctionRow } from './versions';
@@ -45,6 +46,8 @@ export interface PostgresStoreOptions {
   resyncMs?: number;
   /** The newest this many versions of a function are kept, and every serving one besides (default 10). */
   keepVersions?: number;
+  /** This node's id (its running invocations are tagged with it; default a random one). */
+  nodeId?: string;
 }
 /** Arbitrary constant: the advisory lock under which the first account is created. */
 const FIRST_ACCOUNT_LOCK = 73_100_616;
@@ -64,6 +67,9 @@ export class PostgresStore implements Store {
   private readonly code: CodeCache;
   private readonly coordinator: Coordinator;
   private readonly keepVersions: number;
+  readonly jobs: PostgresJobs;
+  /** This node's id, as its running invocations name it. */
+  readonly nodeId: string;
 
   private constructor(
     private readonly pool: Pool,
@@ -73,7 +79,15 @@ export class PostgresStore implements Store {
     this.coordinator = options.coordinator ?? new LocalCoordinator();
     this.keepVersions = Math.max(1, options.keepVersions ?? DEFAULT_KEEP_VERSIONS);
     this.coordinator.subscribe((change) => this.tell(change));
-    this.feed = new ChangeFeed(options.url, (change) => void this.tell(change).catch(() => undefined), options.resyncMs ?? 30_000);
+    this.nodeId = options.nodeId ?? `node-${randomBytes(3).toString('hex')}`;
+    this.jobs = new PostgresJobs(
+      {
+        query: (sql, params) => this.query(sql, params),
+        transaction: (work) => this.write(async (db) => ({ result: await work(db) })),
+      },
+      `${this.nodeId}/${process.pid}`,
+    );
+    this.feed = new ChangeFeed(options.url, (change) => void this.tell(change).catch(() => undefined), options.resyncMs ?? 30_000, () => this.jobs.workArrived());
     this.code = new CodeCache(path.join(options.cacheDir, 'code'), (hash) => this.fetchBundle(hash));
   }
 

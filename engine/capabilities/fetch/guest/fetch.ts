@@ -481,21 +481,7 @@ export async function serveFetch(target: { fetch(request: unknown, env: unknown,
   // Aborted when the client goes away before a streamed answer ends.
   const controller = new (g.AbortController as new () => { signal: unknown; abort(reason?: unknown): void })();
   const request = new Request(url, { method, headers, signal: controller.signal, ...(hasBody ? { body: raw } : {}) });
-  const ctx = {
-    waitUntil(promise: unknown) {
-      // The instance stays awake while this call's waitUntil work goes on (a timeout at most).
-      if (waiting++ === 0) internal.background((token = ++lastToken), true);
-      const window = token;
-      Promise.resolve(promise)
-        .catch(internal.reportError)
-        .then(() => {
-          if (--waiting === 0) internal.background(window, false);
-        });
-    },
-    passThroughOnException() {},
-  };
-  let waiting = 0;
-  let token = 0;
+  const ctx = executionContext();
   const response = await target.fetch(request, env, ctx);
   if (!(response instanceof Response)) {
     return { t: 'e', c: 'ERR_BAD_RESPONSE', m: `the fetch handler must return a Response, got ${response === null ? 'null' : typeof response}` };
@@ -524,6 +510,36 @@ export async function serveFetch(target: { fetch(request: unknown, env: unknown,
     return { t: 'b', s: response.status, h: out, b: state.source };
   }
   return { t: 'b', s: response.status, h: out, b: await response.arrayBuffer() };
+}
+
+/** A handler's `ctx`: `waitUntil`'s promises run on after the answer, their failures reported in the logs. */
+function executionContext() {
+  let waiting = 0;
+  let token = 0;
+  return {
+    waitUntil(promise: unknown) {
+      // The instance stays awake while this call's waitUntil work goes on (a timeout at most).
+      if (waiting++ === 0) internal.background((token = ++lastToken), true);
+      const window = token;
+      Promise.resolve(promise)
+        .catch(internal.reportError)
+        .then(() => {
+          if (--waiting === 0) internal.background(window, false);
+        });
+    },
+    passThroughOnException() {},
+  };
+}
+
+/**
+ * Calls a fetch-style function's `scheduled(controller, env, ctx)` for one tick of its schedule, as
+ * Workers' Cron Triggers do: `controller.cron` and `controller.scheduledTime`; it answers nothing.
+ */
+export async function serveScheduled(target: { scheduled?(controller: unknown, env: unknown, ctx: unknown): unknown }, event: { cron: string; scheduledTime: number }, env: unknown): Promise<CallResult> {
+  if (typeof target.scheduled !== 'function') throw new TypeError('the function has a schedule but its default export has no scheduled(controller, env, ctx) method');
+  const controller = { cron: event.cron, scheduledTime: event.scheduledTime, noRetry() {} };
+  await target.scheduled(controller, env, executionContext());
+  return { t: 'b', s: 200, h: {}, b: new ArrayBuffer(0) };
 }
 
 /** The body of an answer the function made as a stream (not text, bytes or a whole upstream answer), not yet read. */
