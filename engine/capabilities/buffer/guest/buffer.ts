@@ -1,5 +1,5 @@
-// Node's Buffer for code inside isolates (the buffer package), evaluated on first use of Buffer,
-// request.body or TextEncoder/TextDecoder; `node` is node8's `buffer` module.
+// Node's Buffer for code inside isolates (the buffer package), evaluated on first use of Buffer or
+// request.body; `node` is node8's `buffer` module.
 import * as buffer from 'buffer/';
 import { decodeUtf8, encodeUtf8, encodeUtf8Into } from '../../../sandbox/guest/utf8';
 

@@ -7,10 +7,9 @@ import type { HostError } from '../../errors';
 import type { FetchAnswer, FetchRequest } from '../ops';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 import { Blob, blobBytes, concatBytes, decodeMultipart, encodeMultipart, File, FormData } from './blob';
+import { utf8Decoder, utf8Encoder } from '../../../sandbox/guest/utf8';
 
 declare const require: (id: string) => unknown;
-declare const TextEncoder: new () => { encode(s: string): Uint8Array };
-declare const TextDecoder: new (label?: string) => { decode(b: Uint8Array): string };
 const internal = require(INTERNAL) as Internal;
 const g = globalThis as unknown as Record<string, unknown>;
 
@@ -156,9 +155,9 @@ function extractBody(init: unknown): { source: BodySource; type: string | null }
     return { source: bytes, type };
   }
   const URLSearchParams = g.URLSearchParams as new () => object;
-  if (init instanceof URLSearchParams) return { source: new TextEncoder().encode(String(init)), type: 'application/x-www-form-urlencoded;charset=UTF-8' };
+  if (init instanceof URLSearchParams) return { source: utf8Encoder.encode(String(init)), type: 'application/x-www-form-urlencoded;charset=UTF-8' };
   if (isStream(init)) return { source: init, type: null };
-  return { source: new TextEncoder().encode(String(init)), type: 'text/plain;charset=UTF-8' };
+  return { source: utf8Encoder.encode(String(init)), type: 'text/plain;charset=UTF-8' };
 }
 
 async function readAll(stream: Stream): Promise<Uint8Array> {
@@ -170,7 +169,7 @@ async function readAll(stream: Stream): Promise<Uint8Array> {
     if (value instanceof Uint8Array) chunks.push(value);
     else if (ArrayBuffer.isView(value)) chunks.push(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
     else if (value instanceof ArrayBuffer) chunks.push(new Uint8Array(value));
-    else if (typeof value === 'string') chunks.push(new TextEncoder().encode(value));
+    else if (typeof value === 'string') chunks.push(utf8Encoder.encode(value));
     else throw new TypeError('body stream chunks must be bytes');
   }
   reader.releaseLock();
@@ -195,7 +194,7 @@ abstract class Body {
   get body(): Stream | null {
     const state = bodies.get(this)!;
     if (state.source === null) return null;
-    state.stream ??= isStream(state.source) ? state.source : streamOf(typeof state.source === 'string' ? new TextEncoder().encode(state.source) : state.source);
+    state.stream ??= isStream(state.source) ? state.source : streamOf(typeof state.source === 'string' ? utf8Encoder.encode(state.source) : state.source);
     return state.stream;
   }
 
@@ -207,7 +206,7 @@ abstract class Body {
 
   private async consume(): Promise<Uint8Array> {
     const source = await this.take();
-    return typeof source === 'string' ? new TextEncoder().encode(source) : source;
+    return typeof source === 'string' ? utf8Encoder.encode(source) : source;
   }
 
   /** Marks the body read and gives its bytes, or its text when it was made from a string. */
@@ -232,7 +231,7 @@ abstract class Body {
 
   async text(): Promise<string> {
     const source = await this.take();
-    return typeof source === 'string' ? source : new TextDecoder().decode(source);
+    return typeof source === 'string' ? source : utf8Decoder.decode(source);
   }
 
   async json(): Promise<unknown> {
@@ -250,7 +249,7 @@ abstract class Body {
     if (/^application\/x-www-form-urlencoded/i.test(type)) {
       const form = new FormData();
       const URLSearchParams = g.URLSearchParams as new (s: string) => Iterable<[string, string]>;
-      for (const [name, value] of new URLSearchParams(new TextDecoder().decode(bytes))) form.append(name, value);
+      for (const [name, value] of new URLSearchParams(utf8Decoder.decode(bytes))) form.append(name, value);
       return form;
     }
     throw new TypeError(`Could not parse content as FormData (content-type ${JSON.stringify(type)})`);

@@ -1,47 +1,11 @@
-// Web streams for node8 functions (web-streams-polyfill), with TextEncoderStream/TextDecoderStream
-// and CompressionStream/DecompressionStream (over the host's zlib); `node` is `stream/web`.
+// Web streams for node8 functions (web-streams-polyfill), with CompressionStream/DecompressionStream
+// (over the host's zlib); `node` is `stream/web` (its text streams are the web/encoding library's globals).
 import * as streams from 'web-streams-polyfill';
 import { ByteLengthQueuingStrategy, CountQueuingStrategy, ReadableStream, TransformStream, WritableStream } from 'web-streams-polyfill';
 import { zlibBytes } from '../../zlib/guest/zlib-native';
 
 export * from 'web-streams-polyfill';
 
-
-export class TextEncoderStream extends TransformStream<string, Uint8Array> {
-  readonly encoding = 'utf-8';
-  constructor() {
-    const encoder = new TextEncoder();
-    super({
-      transform(chunk, controller) {
-        const bytes = encoder.encode(String(chunk));
-        if (bytes.byteLength > 0) controller.enqueue(bytes);
-      },
-    });
-  }
-}
-
-export class TextDecoderStream extends TransformStream<ArrayBufferView | ArrayBuffer, string> {
-  readonly encoding: string;
-  readonly fatal: boolean;
-  readonly ignoreBOM: boolean;
-  constructor(label = 'utf-8', options: { fatal?: boolean; ignoreBOM?: boolean } = {}) {
-    const decoder = new TextDecoder(label, options);
-    super({
-      transform(chunk, controller) {
-        const bytes = chunk instanceof ArrayBuffer ? new Uint8Array(chunk) : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-        const text = decoder.decode(bytes, { stream: true });
-        if (text) controller.enqueue(text);
-      },
-      flush(controller) {
-        const text = decoder.decode();
-        if (text) controller.enqueue(text);
-      },
-    });
-    this.encoding = decoder.encoding;
-    this.fatal = decoder.fatal;
-    this.ignoreBOM = decoder.ignoreBOM;
-  }
-}
 
 const FORMATS = { gzip: ['gzip', 'gunzip'], deflate: ['deflate', 'inflate'], 'deflate-raw': ['deflateRaw', 'inflateRaw'] } as const;
 type Format = keyof typeof FORMATS;
@@ -78,4 +42,5 @@ export class DecompressionStream extends TransformStream<BufferSource, Uint8Arra
 }
 
 /** node8's `stream/web` module. */
-export const node = { ...streams, TextEncoderStream, TextDecoderStream, CompressionStream, DecompressionStream, ByteLengthQueuingStrategy, CountQueuingStrategy, ReadableStream, WritableStream, TransformStream };
+export const node: Record<string, unknown> = { ...streams, CompressionStream, DecompressionStream, ByteLengthQueuingStrategy, CountQueuingStrategy, ReadableStream, WritableStream, TransformStream };
+for (const name of ['TextEncoderStream', 'TextDecoderStream']) Object.defineProperty(node, name, { enumerable: true, get: () => (globalThis as unknown as Record<string, unknown>)[name] });
