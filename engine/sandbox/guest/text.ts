@@ -99,7 +99,10 @@ function decodeUtf16le(bytes: Uint8Array): string {
   return out;
 }
 
+/** An InvalidCharacterError DOMException (node8's global, the web/events library's); a plain Error of that name where there is none (Python). */
 function invalidCharacter(message: string): Error {
+  const DOMException = (globalThis as { DOMException?: new (message: string, name: string) => Error }).DOMException;
+  if (typeof DOMException === 'function') return new DOMException(message, 'InvalidCharacterError');
   const err = new Error(message);
   err.name = 'InvalidCharacterError';
   return err;
