@@ -58,7 +58,7 @@ async function main() {
     ['engine/node8/sandbox/index.ts', 'dist/engine/node8/sandbox.js'],
     ['python/sandbox/index.ts', 'dist/python/sandbox.js'],
   ]) {
-    await esbuild.build({ ...common, entryPoints: [path.join(root, entry)], outfile: path.join(root, outfile), platform: 'neutral', mainFields: ['main'], loader: { '.py': 'text' } });
+    await esbuild.build({ ...common, entryPoints: [path.join(root, entry)], outfile: path.join(root, outfile), platform: 'neutral', mainFields: ['main'], loader: { '.py': 'text' }, plugins: [exodusBytesPlugin()] });
   }
   await Promise.all(
     LIBRARIES.map((library) =>
@@ -68,7 +68,7 @@ async function main() {
         outfile: path.join(root, 'dist', 'engine', 'sandbox', 'lib', `${library.name}.js`),
         globalName: LIBRARY_BUNDLE_GLOBAL,
         platform: 'browser',
-        plugins: [libraryPlugin(library)],
+        plugins: [libraryPlugin(library), exodusBytesPlugin()],
         ...(library.drop.length > 0 ? { drop: library.drop } : {}),
       }),
     ),
@@ -130,6 +130,46 @@ function libraryPlugin(library) {
       build.onResolve({ filter: /_internal\/utils\.mjs$/ }, (args) =>
         /unenv/.test(args.resolveDir) ? { path: path.join(root, 'engine', 'capabilities', 'node', 'guest', 'not-implemented.ts') } : undefined,
       );
+    },
+  };
+}
+
+// Its real path: node_modules may be a link, and esbuild resolves links.
+const EXODUS_BYTES = require('node:fs').realpathSync(path.join(root, 'node_modules', '@exodus', 'bytes'));
+
+/**
+ * @exodus/bytes (the encodings of TextDecoder and the UTF-8 codec) always in its pure JavaScript
+ * form: its platform file would take an isolate's TextEncoder/TextDecoder (islet's, made from this
+ * very package) or its Buffer (the npm package, not Node's) as native, so islet's own file
+ * (engine/sandbox/guest/bytes-platform.ts) answers that there is none. Its modules that read
+ * `globalThis.Buffer` find none either: reading it would load the buffer library. Its files are
+ * taken by their paths, its internal ones (`@exodus/bytes/fallback/…`, not in the package's
+ * exports) included.
+ */
+function exodusBytesPlugin() {
+  const inPackage = (dir) => dir.startsWith(EXODUS_BYTES + path.sep) || dir === EXODUS_BYTES;
+  return {
+    name: 'exodus-bytes',
+    setup(build) {
+      // Its files as they are: the package's `browser` field (libraries are built for the browser
+      // platform) would swap in its native-only versions.
+      build.onResolve({ filter: /^(\.\.?\/|@exodus\/bytes\/)/ }, (args) => {
+        const fromPackage = args.path.startsWith('@exodus/bytes/');
+        if (!fromPackage && !inPackage(args.resolveDir)) return undefined;
+        const file = fromPackage ? path.join(EXODUS_BYTES, args.path.slice('@exodus/bytes/'.length)) : path.resolve(args.resolveDir, args.path);
+        const name = path.relative(EXODUS_BYTES, file).split(path.sep).join('/');
+        if (/^fallback\/platform(\.native)?\.js$/.test(name)) return { path: path.join(root, 'engine', 'sandbox', 'guest', 'bytes-platform.ts') };
+        if (name === 'fallback/utf8.auto.js') return { path: path.join(EXODUS_BYTES, 'fallback', 'utf8.js') };
+        return { path: file };
+      });
+      build.onLoad({ filter: /\.js$/ }, async (args) => {
+        if (!inPackage(path.dirname(args.path))) return undefined;
+        const text = await require('node:fs/promises').readFile(args.path, 'utf8');
+        const contents = text
+          .replace(/\bglobalThis\.Buffer\b/g, 'undefined')
+          .replace(/const \{ Buffer, ([^}]*)\} = globalThis/g, 'const Buffer = undefined; const { $1} = globalThis');
+        return { contents, loader: 'js', resolveDir: path.dirname(args.path) };
+      });
     },
   };
 }

@@ -2,7 +2,7 @@ import type { Capability } from '../capability';
 
 export const buffer = {
   name: 'buffer',
-  summary: "Node's Buffer (the buffer package), also the UTF-8 codec under both runtimes' TextEncoder and TextDecoder",
+  summary: "Node's Buffer (the buffer package), its UTF-8 through @exodus/bytes' codec",
   runtimes: ['node8', 'python'],
   libraries: { buffer: 'guest/buffer.ts' },
   modules: { buffer: 'buffer#node' },

@@ -13,6 +13,9 @@ export const events = {
     DOMException: 'web/events',
     AbortController: 'web/events',
     AbortSignal: 'web/events',
+    addEventListener: 'web/events',
+    removeEventListener: 'web/events',
+    dispatchEvent: 'web/events',
   },
   tests: ['test/node8-web.test.ts', 'test/node8-builtins.test.ts'],
 } as const satisfies Capability;

@@ -2,7 +2,7 @@ import type { Capability } from '../capability';
 
 export const streams = {
   name: 'streams',
-  summary: "Web streams (web-streams-polyfill) with the text and compression streams, Node's stream (readable-stream) and string_decoder, and answers whose body streams (both runtimes)",
+  summary: "Web streams (web-streams-polyfill) with the compression streams, Node's stream (readable-stream) and string_decoder, and answers whose body streams (both runtimes)",
   runtimes: ['node8', 'python'],
   libraries: {
     'web/streams': 'guest/streams.ts',
@@ -30,8 +30,6 @@ export const streams = {
     TransformStreamDefaultController: 'web/streams',
     ByteLengthQueuingStrategy: 'web/streams',
     CountQueuingStrategy: 'web/streams',
-    TextEncoderStream: 'web/streams',
-    TextDecoderStream: 'web/streams',
     CompressionStream: 'web/streams',
     DecompressionStream: 'web/streams',
   },

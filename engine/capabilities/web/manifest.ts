@@ -2,10 +2,14 @@ import type { Capability } from '../capability';
 
 export const web = {
   name: 'web',
-  summary: 'The smaller web globals: structuredClone, MessageChannel, performance, navigator',
+  summary: 'The smaller web globals: the encodings (TextEncoder, TextDecoder and their streams: @exodus/bytes), structuredClone, MessageChannel, performance, navigator',
   runtimes: ['node8'],
-  libraries: { 'web/misc': 'guest/misc.ts' },
+  libraries: { 'web/misc': 'guest/misc.ts', 'web/encoding': 'guest/encoding.ts', 'web/multi-byte': 'guest/multi-byte.ts' },
   globals: {
+    TextEncoder: 'web/encoding',
+    TextDecoder: 'web/encoding',
+    TextEncoderStream: 'web/encoding',
+    TextDecoderStream: 'web/encoding',
     structuredClone: 'web/misc',
     MessageChannel: 'web/misc',
     MessagePort: 'web/misc',
@@ -18,7 +22,7 @@ export const web = {
     navigator: 'web/misc',
     Navigator: 'web/misc',
   },
-  runtimeGlobals: ['TextEncoder', 'TextDecoder', 'atob', 'btoa', 'global', 'self', 'reportError'],
-  dependsOn: ['events'],
-  tests: ['test/node8-web.test.ts'],
+  runtimeGlobals: ['atob', 'btoa', 'global', 'self', 'reportError'],
+  dependsOn: ['events', 'streams'],
+  tests: ['test/node8-web.test.ts', 'test/web-standards.test.ts', 'test/text-codec.test.ts'],
 } as const satisfies Capability;

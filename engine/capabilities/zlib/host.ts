@@ -48,6 +48,14 @@ function brotliQuality(o: zlib.BrotliOptions): number {
   return typeof q === 'number' ? q : zlib.constants.BROTLI_DEFAULT_QUALITY;
 }
 
+/** A zlib method run with Node's `info`: its output and the input bytes it consumed (`engine.bytesWritten`). */
+function withConsumed(fn: (data: Buffer, options: object) => Buffer) {
+  return (data: Buffer, o: object): { json: { consumed: number }; bytes: Buffer[] } => {
+    const { buffer, engine } = fn(data, { ...o, info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+    return { json: { consumed: engine.bytesWritten }, bytes: [buffer] };
+  };
+}
+
 export const zlibHost: NativeHosts<typeof ZLIB_CALLS> = {
   zlib: {
     light: (p, inputBytes) => p.op === 'constants' || (inputBytes <= LIMITS.mainThreadBytes && p.op !== 'brotliCompress'),
@@ -59,9 +67,11 @@ export const zlibHost: NativeHosts<typeof ZLIB_CALLS> = {
       if (p.op === 'brotliCompress' && brotliQuality(asked) >= 10 && input.byteLength > LIMITS.brotliSlowInputBytes) {
         throw new OpError('ERR_OUT_OF_RANGE', `brotli at quality ${brotliQuality(asked)} of ${input.byteLength} bytes is over islet's limit of ${LIMITS.brotliSlowInputBytes} bytes (a lower quality takes more)`);
       }
-      if (!onMainThread) return { json: {}, bytes: [fn(input, asked)] };
+      // `info: true` also answers how many input bytes the method consumed (what DecompressionStream needs to see trailing data).
+      const work = p.options?.info === true && p.op !== 'brotliCompress' && p.op !== 'brotliDecompress' ? withConsumed(fn) : (data: Buffer, o: object) => ({ json: {}, bytes: [fn(data, o)] });
+      if (!onMainThread) return work(input, asked);
       try {
-        return { json: {}, bytes: [fn(input, { ...asked, maxOutputLength: Math.min(asked.maxOutputLength!, MAIN_THREAD_OUTPUT) })] };
+        return work(input, { ...asked, maxOutputLength: Math.min(asked.maxOutputLength!, MAIN_THREAD_OUTPUT) });
       } catch (err) {
         // More output than the server's thread makes: worked again on a host-work thread, up to the asked limit.
         if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE' && asked.maxOutputLength! > MAIN_THREAD_OUTPUT) throw offThread('more output than the server\'s thread makes');

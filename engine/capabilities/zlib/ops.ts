@@ -10,7 +10,7 @@ export const ZLIB_METHODS = ['gzip', 'gunzip', 'deflate', 'inflate', 'deflateRaw
 export type ZlibMethod = (typeof ZLIB_METHODS)[number];
 
 export const ZLIB_CALLS = {
-  /** One method on the call's input (`options` as Node's, bounded by the host), or zlib's `constants`. */
+  /** One method on the call's input (`options` as Node's, bounded by the host; `info: true` answers `{consumed}` too), or zlib's `constants`. */
   zlib: object({ op: oneOf(['constants', ...ZLIB_METHODS]), options: optional(lenientRecord()) }),
 };
 

@@ -10,7 +10,7 @@
  * functions 60 MB. Assigning one replaces it, as in a browser or Node.
  */
 import { isLibraryLoading, library } from '../../sandbox/guest/libraries';
-import { atob, btoa, TextDecoder, TextEncoder } from '../../sandbox/guest/text';
+import { atob, btoa } from '../../sandbox/guest/text';
 import { lookUpLibrary } from './library-table';
 
 /** `<global>:<library>[#<export>]` lines (the export is the global's own name when left out), from the capabilities' manifests. */
@@ -20,9 +20,9 @@ function define(name: string, value: unknown): void {
   Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
 }
 
-/** The runtime's own globals (timers, console, process…) and the text codecs. */
+/** The runtime's own globals (timers, console, process…) and atob/btoa. */
 export function installGlobals(own: Record<string, unknown>): void {
-  for (const [name, value] of Object.entries({ ...own, TextEncoder, TextDecoder, atob, btoa })) define(name, value);
+  for (const [name, value] of Object.entries({ ...own, atob, btoa })) define(name, value);
 }
 
 /**

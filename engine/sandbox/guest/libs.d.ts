@@ -14,3 +14,14 @@ interface BufferConstructorLike {
   isBuffer(value: unknown): boolean;
   byteLength(value: string, encoding?: string): number;
 }
+// @exodus/bytes' internal files (not in its exports; scripts/build.js resolves them).
+declare module '@exodus/bytes/fallback/encoding.js' {
+  export function setMultibyte(createDecoder: (encoding: string, loose: boolean) => unknown, createEncoder: (encoding: string, options?: unknown) => unknown): void;
+  export const TextDecoder: unknown;
+  export const TextEncoder: unknown;
+  export const TextDecoderStream: unknown;
+  export const TextEncoderStream: unknown;
+}
+declare module '@exodus/bytes/fallback/multi-byte.js' {
+  export function multibyteEncoder(encoding: string, options?: unknown): unknown;
+}

@@ -1,6 +1,7 @@
 /**
- * Text and bytes for code inside isolates: TextEncoder/TextDecoder (UTF-8 over the buffer library's
- * codec, UTF-16LE, Latin-1), atob/btoa, and byte helpers. Shared by both sandboxes.
+ * Text and bytes for code inside isolates: atob/btoa and byte helpers (both sandboxes), and the
+ * small TextEncoder/TextDecoder (UTF-8, UTF-16LE, Latin-1) of the Python sandbox, for Pyodide's own
+ * use. node8 functions get the whole Encoding Standard instead (engine/capabilities/web/guest/encoding.ts).
  */
 import { library } from './libraries';
 import { decodeUtf8, encodeUtf8, encodeUtf8Into, unfinishedUtf8Tail } from './utf8';
@@ -98,7 +99,10 @@ function decodeUtf16le(bytes: Uint8Array): string {
   return out;
 }
 
+/** An InvalidCharacterError DOMException (node8's global, the web/events library's); a plain Error of that name where there is none (Python). */
 function invalidCharacter(message: string): Error {
+  const DOMException = (globalThis as { DOMException?: new (message: string, name: string) => Error }).DOMException;
+  if (typeof DOMException === 'function') return new DOMException(message, 'InvalidCharacterError');
   const err = new Error(message);
   err.name = 'InvalidCharacterError';
   return err;

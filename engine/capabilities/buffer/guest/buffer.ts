@@ -1,9 +1,12 @@
-// Node's Buffer for code inside isolates (the buffer package), evaluated on first use of Buffer,
-// request.body or TextEncoder/TextDecoder; `node` is node8's `buffer` module.
+// Node's Buffer for code inside isolates (the buffer package), evaluated on first use of Buffer or
+// request.body; `node` is node8's `buffer` module.
 import * as buffer from 'buffer/';
 import { decodeUtf8, encodeUtf8, encodeUtf8Into } from '../../../sandbox/guest/utf8';
 
 const { Buffer } = buffer;
+// The polyfill's own marker: Node's Buffer has none, and packages that find it refuse to load
+// (jsdom: "Unexpected Buffer polyfill"). The package reads it only while it loads.
+delete (Buffer as unknown as { TYPED_ARRAY_SUPPORT?: boolean }).TYPED_ARRAY_SUPPORT;
 const extra = buffer as unknown as { SlowBuffer: unknown; INSPECT_MAX_BYTES: number; kMaxLength: number };
 
 // The package's Buffer.from calls itself again with a value's Symbol.toPrimitive result, which for

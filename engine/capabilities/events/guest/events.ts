@@ -1,6 +1,6 @@
 // Events of the web platform for node8 functions: Event, EventTarget and CustomEvent
 // (event-target-shim), DOMException, AbortController and AbortSignal (timeout, any).
-import { Event, EventTarget, setErrorHandler, setWarningHandler } from 'event-target-shim';
+import { Event as ShimEvent, EventTarget, setErrorHandler, setWarningHandler } from 'event-target-shim';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 
 declare const require: (id: string) => unknown;
@@ -32,6 +32,14 @@ for (const [name, code] of Object.entries(CODES)) {
   Object.defineProperty(DOMException, constant, { value: code, enumerable: true });
 }
 
+/** event-target-shim's Event, with the type WebIDL requires (the shim made `new Event()` an event of type "undefined"). */
+export class Event extends ShimEvent {
+  constructor(...args: unknown[]) {
+    if (args.length === 0) throw Object.assign(new TypeError('The "type" argument must be specified'), { code: 'ERR_MISSING_ARGS' });
+    super(String(args[0]), args[1] as ConstructorParameters<typeof ShimEvent>[1]);
+  }
+}
+
 export class CustomEvent<T = unknown> extends Event {
   readonly detail: T | null;
   constructor(type: string, init?: { detail?: T; bubbles?: boolean; cancelable?: boolean; composed?: boolean }) {
@@ -41,11 +49,18 @@ export class CustomEvent<T = unknown> extends Event {
 }
 
 const controllerOf = new WeakMap<object, true>();
-const state = new WeakMap<AbortSignal, { aborted: boolean; reason: unknown }>();
+interface SignalState {
+  aborted: boolean;
+  reason: unknown;
+  /** The signals AbortSignal.any made of this one (held weakly: a long-lived signal must not keep every request's). */
+  dependents?: Set<WeakRef<AbortSignal>>;
+  /** For a signal AbortSignal.any made: the signals it follows. */
+  sources?: AbortSignal[];
+  onabort?: ((event: Event) => void) | null;
+}
+const state = new WeakMap<AbortSignal, SignalState>();
 
 export class AbortSignal extends EventTarget {
-  onabort: ((event: Event) => void) | null = null;
-
   constructor(key?: unknown) {
     super();
     if (!controllerOf.has(key as object)) throw new TypeError('Illegal constructor');
@@ -58,6 +73,22 @@ export class AbortSignal extends EventTarget {
 
   get reason(): unknown {
     return state.get(this)!.reason;
+  }
+
+  /** An event handler attribute: a listener of its own, in the place of its first assignment, called with the event (its target set). */
+  get onabort(): ((event: Event) => void) | null {
+    return state.get(this)!.onabort ?? null;
+  }
+
+  set onabort(handler: ((event: Event) => void) | null) {
+    const s = state.get(this)!;
+    if (s.onabort === undefined) {
+      super.addEventListener('abort', (event) => {
+        const current = state.get(this)!.onabort;
+        if (typeof current === 'function') current.call(this, event as Event);
+      });
+    }
+    s.onabort = typeof handler === 'function' ? handler : null;
   }
 
   throwIfAborted(): void {
@@ -76,31 +107,50 @@ export class AbortSignal extends EventTarget {
     return controller.signal;
   }
 
+  /** The DOM Standard's "create a dependent abort signal": it follows the signals given (a dependent one's own sources, not itself). */
   static any(signals: Iterable<AbortSignal>): AbortSignal {
+    const list = [...signals];
     const controller = new AbortController();
-    for (const signal of signals) {
+    const result = controller.signal;
+    for (const signal of list) {
+      if (!(signal instanceof AbortSignal)) throw new TypeError('AbortSignal.any: each item must be an AbortSignal');
       if (signal.aborted) {
-        controller.abort(signal.reason);
-        break;
+        const s = state.get(result)!;
+        s.aborted = true;
+        s.reason = signal.reason;
+        return result;
       }
-      signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
     }
-    return controller.signal;
-  }
-
-  override dispatchEvent(event: Event): boolean {
-    if (event.type === 'abort' && typeof this.onabort === 'function') this.onabort.call(this, event);
-    return super.dispatchEvent(event);
+    const sources = new Set<AbortSignal>();
+    for (const signal of list) for (const source of state.get(signal)!.sources ?? [signal]) sources.add(source);
+    const ref = new WeakRef(result);
+    state.get(result)!.sources = [...sources];
+    for (const source of sources) (state.get(source)!.dependents ??= new Set()).add(ref);
+    return result;
   }
 }
 
-/** Aborts `signal` once, with `reason` (an AbortError when none is given). */
+/**
+ * Aborts `signal` once, with `reason` (an AbortError when none is given), as the DOM Standard
+ * says: its dependent signals are marked aborted first, then its abort event fires, then theirs.
+ */
 function abortSignal(signal: AbortSignal, reason: unknown): void {
   const s = state.get(signal)!;
   if (s.aborted) return;
   s.aborted = true;
   s.reason = reason === undefined ? new DOMException('This operation was aborted', 'AbortError') : reason;
+  const dependents: AbortSignal[] = [];
+  for (const ref of s.dependents ?? []) {
+    const dependent = ref.deref();
+    const d = dependent && state.get(dependent)!;
+    if (!d || d.aborted) continue;
+    d.aborted = true;
+    d.reason = s.reason;
+    dependents.push(dependent);
+  }
+  s.dependents = undefined;
   signal.dispatchEvent(new Event('abort'));
+  for (const dependent of dependents) dependent.dispatchEvent(new Event('abort'));
 }
 
 export class AbortController {
@@ -115,4 +165,11 @@ export class AbortController {
   }
 }
 
-export { Event, EventTarget };
+export { EventTarget };
+
+// The global scope is an event target too (WinterTC): addEventListener, removeEventListener and
+// dispatchEvent of globalThis reach one EventTarget of the isolate.
+const globalTarget = new EventTarget();
+export const addEventListener = globalTarget.addEventListener.bind(globalTarget);
+export const removeEventListener = globalTarget.removeEventListener.bind(globalTarget);
+export const dispatchEvent = globalTarget.dispatchEvent.bind(globalTarget);

@@ -1,7 +1,6 @@
 // Blob, File and FormData for node8 functions (the File API and XHR specifications' objects),
 // over bytes kept in the isolate.
-declare const TextEncoder: new () => { encode(s: string): Uint8Array };
-declare const TextDecoder: new (label?: string) => { decode(b: Uint8Array): string };
+import { utf8Decoder, utf8Encoder } from '../../../sandbox/guest/utf8';
 declare const ReadableStream: new (source: object) => unknown;
 
 type BlobPart = string | ArrayBuffer | ArrayBufferView | Blob;
@@ -12,7 +11,7 @@ function partBytes(part: BlobPart): Uint8Array {
   if (part instanceof Blob) return contents.get(part)!;
   if (part instanceof ArrayBuffer) return new Uint8Array(part);
   if (ArrayBuffer.isView(part)) return new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
-  return new TextEncoder().encode(String(part));
+  return utf8Encoder.encode(String(part));
 }
 
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
@@ -52,7 +51,7 @@ export class Blob {
     return contents.get(this)!.slice();
   }
   async text(): Promise<string> {
-    return new TextDecoder().decode(contents.get(this)!);
+    return utf8Decoder.decode(contents.get(this)!);
   }
   stream(): unknown {
     const bytes = contents.get(this)!;
@@ -152,7 +151,7 @@ export class FormData {
 /** A FormData as a multipart/form-data body, with its boundary. */
 export function encodeMultipart(form: FormData): { bytes: Uint8Array; type: string } {
   const boundary = `----islet-formdata-${Math.random().toString(16).slice(2)}${Math.random().toString(16).slice(2)}`;
-  const encoder = new TextEncoder();
+  const encoder = utf8Encoder;
   const escape = (s: string) => s.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
   const parts: Uint8Array[] = [];
   for (const [name, value] of form) {
@@ -179,8 +178,8 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array, from: number): number
 export function decodeMultipart(bytes: Uint8Array, contentType: string): FormData {
   const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
   if (!m) throw new TypeError('Could not parse content as FormData: no multipart boundary');
-  const encoder = new TextEncoder();
-  const decoder = new TextDecoder();
+  const encoder = utf8Encoder;
+  const decoder = utf8Decoder;
   const delimiter = encoder.encode(`--${m[1] ?? m[2]}`);
   const form = new FormData();
   let at = indexOf(bytes, delimiter, 0);

@@ -7,10 +7,9 @@ import type { HostError } from '../../errors';
 import type { FetchAnswer, FetchRequest } from '../ops';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 import { Blob, blobBytes, concatBytes, decodeMultipart, encodeMultipart, File, FormData } from './blob';
+import { utf8Decoder, utf8Encoder } from '../../../sandbox/guest/utf8';
 
 declare const require: (id: string) => unknown;
-declare const TextEncoder: new () => { encode(s: string): Uint8Array };
-declare const TextDecoder: new (label?: string) => { decode(b: Uint8Array): string };
 const internal = require(INTERNAL) as Internal;
 const g = globalThis as unknown as Record<string, unknown>;
 
@@ -33,7 +32,8 @@ function headerName(name: unknown): string {
 
 function headerValue(value: unknown): string {
   const text = String(value).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
-  if (/[\0\r\n]/.test(text)) throw new TypeError(`Invalid header value: ${JSON.stringify(text)}`);
+  // A ByteString: no character past U+00FF (WebIDL), and none that ends a header line.
+  if (/[\0\r\n\u0100-\uffff]/.test(text)) throw new TypeError(`Invalid header value: ${JSON.stringify(text)}`);
   return text;
 }
 
@@ -43,7 +43,8 @@ export class Headers {
   private list: [string, string][] = [];
 
   constructor(init?: HeadersInit) {
-    if (init === undefined || init === null) return;
+    if (init === undefined) return;
+    if (init === null) throw new TypeError('Headers init must be an object, an iterable of pairs, or Headers (not null)');
     if (init instanceof Headers) {
       this.list = init.list.map(([n, v]) => [n, v]);
     } else if (typeof (init as Iterable<unknown>)[Symbol.iterator] === 'function') {
@@ -156,9 +157,9 @@ function extractBody(init: unknown): { source: BodySource; type: string | null }
     return { source: bytes, type };
   }
   const URLSearchParams = g.URLSearchParams as new () => object;
-  if (init instanceof URLSearchParams) return { source: new TextEncoder().encode(String(init)), type: 'application/x-www-form-urlencoded;charset=UTF-8' };
+  if (init instanceof URLSearchParams) return { source: utf8Encoder.encode(String(init)), type: 'application/x-www-form-urlencoded;charset=UTF-8' };
   if (isStream(init)) return { source: init, type: null };
-  return { source: new TextEncoder().encode(String(init)), type: 'text/plain;charset=UTF-8' };
+  return { source: utf8Encoder.encode(String(init)), type: 'text/plain;charset=UTF-8' };
 }
 
 async function readAll(stream: Stream): Promise<Uint8Array> {
@@ -170,7 +171,7 @@ async function readAll(stream: Stream): Promise<Uint8Array> {
     if (value instanceof Uint8Array) chunks.push(value);
     else if (ArrayBuffer.isView(value)) chunks.push(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
     else if (value instanceof ArrayBuffer) chunks.push(new Uint8Array(value));
-    else if (typeof value === 'string') chunks.push(new TextEncoder().encode(value));
+    else if (typeof value === 'string') chunks.push(utf8Encoder.encode(value));
     else throw new TypeError('body stream chunks must be bytes');
   }
   reader.releaseLock();
@@ -195,7 +196,7 @@ abstract class Body {
   get body(): Stream | null {
     const state = bodies.get(this)!;
     if (state.source === null) return null;
-    state.stream ??= isStream(state.source) ? state.source : streamOf(typeof state.source === 'string' ? new TextEncoder().encode(state.source) : state.source);
+    state.stream ??= isStream(state.source) ? state.source : streamOf(typeof state.source === 'string' ? utf8Encoder.encode(state.source) : state.source);
     return state.stream;
   }
 
@@ -207,7 +208,7 @@ abstract class Body {
 
   private async consume(): Promise<Uint8Array> {
     const source = await this.take();
-    return typeof source === 'string' ? new TextEncoder().encode(source) : source;
+    return typeof source === 'string' ? utf8Encoder.encode(source) : source;
   }
 
   /** Marks the body read and gives its bytes, or its text when it was made from a string. */
@@ -232,7 +233,7 @@ abstract class Body {
 
   async text(): Promise<string> {
     const source = await this.take();
-    return typeof source === 'string' ? source : new TextDecoder().decode(source);
+    return typeof source === 'string' ? source : utf8Decoder.decode(source);
   }
 
   async json(): Promise<unknown> {
@@ -250,7 +251,7 @@ abstract class Body {
     if (/^application\/x-www-form-urlencoded/i.test(type)) {
       const form = new FormData();
       const URLSearchParams = g.URLSearchParams as new (s: string) => Iterable<[string, string]>;
-      for (const [name, value] of new URLSearchParams(new TextDecoder().decode(bytes))) form.append(name, value);
+      for (const [name, value] of new URLSearchParams(utf8Decoder.decode(bytes))) form.append(name, value);
       return form;
     }
     throw new TypeError(`Could not parse content as FormData (content-type ${JSON.stringify(type)})`);
@@ -381,9 +382,9 @@ export class Response extends Body {
   static json(data: unknown, init: { status?: number; statusText?: string; headers?: HeadersInit } = {}): Response {
     const text = JSON.stringify(data);
     if (text === undefined) throw new TypeError('The data is not JSON serializable');
-    const response = new Response(text, init);
-    response.headers.set('content-type', 'application/json');
-    return response;
+    const headers = new Headers(init.headers);
+    if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+    return new Response(text, { ...init, headers });
   }
 
   static redirect(url: string, status = 302): Response {
@@ -418,6 +419,7 @@ export async function fetch(input: unknown, init?: Record<string, unknown>): Pro
   const signal = request.signal as Signal;
   if (signal.aborted) throw signal.reason;
   const url = new (g.URL as new (s: string) => { protocol: string })(request.url);
+  if (url.protocol === 'data:') return dataResponse(request.url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
   const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
   const headers: [string, string][] = [];
@@ -463,6 +465,49 @@ function egressStream(id: number): Stream {
     },
     { highWaterMark: 0 },
   );
+}
+
+/** A `data:` URL's response (the Fetch Standard's data: URL processor): its bytes and its type. */
+function dataResponse(href: string): Response {
+  const rest = href.slice('data:'.length).replace(/#.*$/s, '');
+  const comma = rest.indexOf(',');
+  if (comma === -1) throw new TypeError('fetch failed: a data: URL needs a comma');
+  let type = rest.slice(0, comma).replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '');
+  let bytes = percentDecode(rest.slice(comma + 1));
+  const base64 = /;[\x20]*base64$/i.exec(type);
+  if (base64) {
+    type = type.slice(0, base64.index);
+    const atob = g.atob as (s: string) => string;
+    let text: string;
+    try {
+      let latin1 = '';
+      for (let i = 0; i < bytes.length; i += 8192) latin1 += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192) as unknown as number[]);
+      text = atob(latin1);
+    } catch {
+      throw new TypeError('fetch failed: the data: URL is not valid base64');
+    }
+    bytes = Uint8Array.from(text, (c) => c.charCodeAt(0));
+  }
+  if (type.startsWith(';')) type = `text/plain${type}`;
+  if (type === '' || !/^[^/;\s]+\/[^/;\s]+/.test(type)) type = 'text/plain;charset=US-ASCII';
+  return new Response(bytes, { status: 200, headers: { 'content-type': type }, url: href, type: 'basic' });
+}
+
+/** The bytes of a URL's text with its %XX escapes decoded (a bad escape stays as it is). */
+function percentDecode(text: string): Uint8Array {
+  const bytes = utf8Encoder.encode(text);
+  const out: number[] = [];
+  const hex = (b: number) => (b >= 48 && b <= 57 ? b - 48 : b >= 65 && b <= 70 ? b - 55 : b >= 97 && b <= 102 ? b - 87 : -1);
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b === 37 && i + 2 < bytes.length && hex(bytes[i + 1]!) >= 0 && hex(bytes[i + 2]!) >= 0) {
+      out.push(hex(bytes[i + 1]!) * 16 + hex(bytes[i + 2]!));
+      i += 2;
+    } else {
+      out.push(b);
+    }
+  }
+  return Uint8Array.from(out);
 }
 
 /** The last `waitUntil` window's token (see HostBridge.background). */

@@ -2,6 +2,7 @@
 // (the function's folder; relative paths start there too). Packages that read their own data
 // files work; writes fail with EROFS, and nothing outside the function's folder exists.
 import { nativeSync } from '../../guest/native';
+import { utf8Decoder } from '../../../sandbox/guest/utf8';
 
 declare const require: (id: string) => unknown;
 type BufferLike = Uint8Array & { toString(encoding?: string): string };
@@ -13,7 +14,7 @@ type Callback<T> = (err: Error | null, value?: T) => void;
 function pathOf(path: PathLike): string {
   let text: string;
   if (typeof path === 'string') text = path;
-  else if (path instanceof Uint8Array) text = new TextDecoder().decode(path);
+  else if (path instanceof Uint8Array) text = utf8Decoder.decode(path);
   else if (typeof (path as URL)?.href === 'string') {
     if ((path as URL).protocol !== 'file:') throw Object.assign(new TypeError('The URL must be of scheme file'), { code: 'ERR_INVALID_URL_SCHEME' });
     text = decodeURIComponent((path as URL).pathname);

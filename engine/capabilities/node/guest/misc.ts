@@ -1,11 +1,11 @@
-// node8's smaller modules: `os` (fixed, harmless values), `tty`, `perf_hooks`, `diagnostics_channel`
-// (from unenv), `timers/promises` (over the runtime's timers), `module` (createRequire, isBuiltin)
+// node8's smaller modules: `os` (fixed, harmless values), `tty`, `perf_hooks` (from unenv),
+// `diagnostics_channel` (diagnostics-channel.ts), `timers/promises` (over the runtime's timers), `module` (createRequire, isBuiltin)
 // and `constants`.
-import diagnosticsChannel from 'unenv/node/diagnostics_channel';
 import osModule from 'unenv/node/os';
 import * as perfHooks from 'unenv/node/perf_hooks';
 import ttyModule from 'unenv/node/tty';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
+import * as diagnosticsChannel from './diagnostics-channel';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
@@ -27,7 +27,7 @@ export const os = {
   tmpdir: () => '/tmp',
 };
 export const tty = ttyModule;
-export const diagnostics_channel = diagnosticsChannel;
+export const diagnostics_channel = { ...diagnosticsChannel };
 export const perf_hooks = { ...perfHooks, performance: g.performance, default: undefined };
 delete (perf_hooks as Record<string, unknown>).default;
 

@@ -25,7 +25,21 @@ export const inspector = module('inspector', ['open', 'close', 'url', 'waitForDe
 export const net = module('net', ['connect', 'createConnection', 'createServer'], ['Socket', 'Server', 'BlockList', 'SocketAddress'], { isIP: (s: unknown) => (isIPv4(s) ? 4 : isIPv6(s) ? 6 : 0), isIPv4, isIPv6 });
 export const readline = module('readline', ['createInterface', 'clearLine', 'clearScreenDown', 'cursorTo', 'moveCursor', 'emitKeypressEvents'], ['Interface']);
 export const repl = module('repl', ['start'], ['REPLServer']);
-export const tls = module('tls', ['connect', 'createServer', 'createSecureContext', 'checkServerIdentity', 'getCiphers'], ['TLSSocket', 'Server', 'SecureContext'], { rootCertificates: [], DEFAULT_MIN_VERSION: 'TLSv1.2', DEFAULT_MAX_VERSION: 'TLSv1.3' });
+/**
+ * tls.TLSSocket can be made (got's http2-wrapper makes one over a PassThrough at load, to take the
+ * class of its `_handle._parentWrap`), and throws on use, naming what was used.
+ */
+const JSStreamSocket = notImplementedClass('tls.JSStreamSocket');
+class TLSSocket {
+  readonly _handle = { _parentWrap: { constructor: JSStreamSocket } };
+  readonly encrypted = true;
+  readonly authorized = false;
+  constructor(..._args: unknown[]) {}
+}
+for (const method of ['connect', 'write', 'end', 'setTimeout', 'setNoDelay', 'setKeepAlive', 'getPeerCertificate', 'getProtocol', 'getCipher', 'getSession', 'renegotiate', 'setServername', 'on', 'once', 'pipe']) {
+  Object.defineProperty(TLSSocket.prototype, method, { value: notImplemented(`tls.TLSSocket.${method}`), writable: true, configurable: true });
+}
+export const tls = module('tls', ['connect', 'createServer', 'createSecureContext', 'checkServerIdentity', 'getCiphers'], ['Server', 'SecureContext'], { TLSSocket, rootCertificates: [], DEFAULT_MIN_VERSION: 'TLSv1.2', DEFAULT_MAX_VERSION: 'TLSv1.3' });
 export const trace_events = module('trace_events', ['createTracing', 'getEnabledCategories']);
 export const v8 = module('v8', ['getHeapStatistics', 'getHeapSpaceStatistics', 'getHeapSnapshot', 'writeHeapSnapshot', 'setFlagsFromString', 'serialize', 'deserialize', 'takeCoverage', 'stopCoverage'], ['Serializer', 'Deserializer'], { cachedDataVersionTag: () => 0 });
 export const vm = module('vm', ['createContext', 'isContext', 'runInContext', 'runInNewContext', 'runInThisContext', 'compileFunction', 'measureMemory'], ['Script', 'Module', 'SourceTextModule']);

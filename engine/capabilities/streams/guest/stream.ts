@@ -1,6 +1,7 @@
 // node8's `stream` (readable-stream: Node's own streams, published apart), `stream/promises` and
 // `stream/consumers`.
 import stream from 'readable-stream';
+import { utf8Decoder } from '../../../sandbox/guest/utf8';
 
 type Chunk = string | Uint8Array;
 declare const require: (id: string) => unknown;
@@ -21,8 +22,8 @@ async function buffer(source: AsyncIterable<Chunk>): Promise<Uint8Array> {
 export const consumers = {
   buffer,
   arrayBuffer: async (source: AsyncIterable<Chunk>) => (await buffer(source)).slice().buffer,
-  text: async (source: AsyncIterable<Chunk>) => new TextDecoder().decode(await buffer(source)),
-  json: async (source: AsyncIterable<Chunk>) => JSON.parse(new TextDecoder().decode(await buffer(source))) as unknown,
+  text: async (source: AsyncIterable<Chunk>) => utf8Decoder.decode(await buffer(source)),
+  json: async (source: AsyncIterable<Chunk>) => JSON.parse(utf8Decoder.decode(await buffer(source))) as unknown,
   blob: async (source: AsyncIterable<Chunk>) => new (globalThis as unknown as { Blob: new (parts: Uint8Array[]) => unknown }).Blob(await collect(source)),
 };
 

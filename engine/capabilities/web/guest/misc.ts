@@ -1,7 +1,7 @@
-// The rest of the web platform for node8 functions: structuredClone (@ungap/structured-clone),
+// The rest of the web platform for node8 functions: structuredClone (structured-clone.ts),
 // MessageChannel, performance and navigator.
-import structuredCloneImpl from '@ungap/structured-clone';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
+import { structuredCopy } from './structured-clone';
 
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
@@ -20,11 +20,7 @@ export function structuredClone<T>(value: T, options?: { transfer?: unknown[] })
   for (const item of options?.transfer ?? []) {
     if (!(item instanceof ArrayBuffer)) throw new DOMException('structuredClone: only ArrayBuffers can be transferred in islet functions', 'DataCloneError');
   }
-  try {
-    return structuredCloneImpl(value, { lossy: false, json: false });
-  } catch (err) {
-    throw new DOMException(err instanceof Error ? err.message : String(err), 'DataCloneError');
-  }
+  return structuredCopy(value, (message) => new DOMException(message, 'DataCloneError')) as T;
 }
 
 export class MessageEvent extends Event {
