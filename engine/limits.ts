@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { WEBSOCKET_LIMITS, type WebSocketLimits } from './capabilities/websockets/limits';
 
 /** Server-wide limits (SPEC §6). Server flags override them; `timeout`/`memory` also per function. */
 export interface Limits {
@@ -74,6 +75,8 @@ export interface Limits {
   accountLogCharsPerSec: number;
   /** Response bytes each account's fetches may read per second in this process (as much at once); past it they read more slowly (engine/capabilities/fetch/egress.ts). */
   accountEgressBytesPerSec: number;
+  /** The bounds of functions' WebSockets (engine/capabilities/websockets/limits.ts). */
+  webSockets: WebSocketLimits;
 }
 
 const MiB = 1024 * 1024;
@@ -107,4 +110,5 @@ export const DEFAULT_LIMITS: Limits = {
   hostWorkThreads: 2,
   accountLogCharsPerSec: 1024 * 1024,
   accountEgressBytesPerSec: 16 * MiB,
+  webSockets: WEBSOCKET_LIMITS,
 };
