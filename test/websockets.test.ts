@@ -44,22 +44,29 @@ function connect(server: TestServer, name: string, path = '', key: string | null
   const ws = new WebSocket(url, { headers: key === null ? {} : { 'X-Service-Api-Key': key } });
   ws.binaryType = 'arraybuffer';
   const queue: Message[] = [];
-  const waiting: ((m: Message) => void)[] = [];
+  const waiting: { resolve(m: Message): void; reject(err: Error): void }[] = [];
+  let end: Error | undefined;
   ws.addEventListener('message', (event) => {
     const data = typeof event.data === 'string' ? event.data : new Uint8Array(event.data as ArrayBuffer);
     const reader = waiting.shift();
-    if (reader) reader(data);
+    if (reader) reader.resolve(data);
     else queue.push(data);
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.addEventListener('close', (event) => resolve({ code: event.code, reason: event.reason })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.addEventListener('close', (event) => {
+      // A message awaited on a connection that closed fails the test at once.
+      end = new Error(`the connection closed (${event.code} ${event.reason})`);
+      for (const reader of waiting.splice(0)) reader.reject(end);
+      resolve({ code: event.code, reason: event.reason });
+    }),
+  );
+  const next = (): Promise<Message> => {
+    if (queue.length > 0) return Promise.resolve(queue.shift()!);
+    if (end) return Promise.reject(end);
+    return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  };
   return new Promise((resolve, reject) => {
-    ws.addEventListener('open', () =>
-      resolve({
-        ws,
-        closed,
-        next: () => (queue.length > 0 ? Promise.resolve(queue.shift()!) : new Promise((r) => waiting.push(r))),
-      }),
-    );
+    ws.addEventListener('open', () => resolve({ ws, closed, next }));
     void closed.then(({ code }) => reject(new Error(`the upgrade failed (${code})`)));
   });
 }
