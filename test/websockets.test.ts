@@ -173,6 +173,13 @@ t.test('an upgrade answers 101 with the call headers; refused ones answer as /v2
   t.equal(notUpgrade.json.errorCode, 'ERR_BAD_RESPONSE');
 });
 
+t.test('Python functions give no WebSocket: an upgrade is answered over HTTP, without switching protocols', async (t) => {
+  await s.deployPython('py', fixture('seed-python'), 'hello');
+  const answer = await upgrade(s, `${s.accountId}/py?name=Ada`, { 'X-Service-Api-Key': s.apiKey });
+  t.equal(answer.status, 200);
+  t.equal(answer.json as unknown, 'Hello adA!');
+});
+
 t.test('the instance is neither frozen nor evicted while it holds a WebSocket', async (t) => {
   const c = await connect(s, 'ws', '/tick');
   t.equal(await c.next(), 'tick', 'a timer of the function ran with no call in flight');
