@@ -171,6 +171,9 @@ t.test('an upgrade answers 101 with the call headers; refused ones answer as /v2
   const notUpgrade = await upgrade(s, `${s.accountId}/ws`, { 'X-Service-Api-Key': s.apiKey }, true);
   t.equal(notUpgrade.status, 502, 'a WebSocket given to a request that is no upgrade (no Sec-WebSocket-Key)');
   t.equal(notUpgrade.json.errorCode, 'ERR_BAD_RESPONSE');
+  const fake = await upgrade(s, `${s.accountId}/ws/fake-101`, { 'X-Service-Api-Key': s.apiKey });
+  t.equal(fake.status, 502, 'a 101 that gives no WebSocket is refused, not sent');
+  t.match(fake.json.message, /status 101 answers only with a WebSocket/);
 });
 
 t.test('Python functions give no WebSocket: an upgrade is answered over HTTP, without switching protocols', async (t) => {

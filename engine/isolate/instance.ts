@@ -475,9 +475,11 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (!call || call.streaming) return;
     let response: FunctionResponse;
     try {
+      const status = answerStatus(head.s);
+      const headers = withDefaultType(checkResponseHeaders(head.h), 'application/octet-stream');
       const stream = this.streams.start(Number(head.k), id);
       if (!stream) throw new ServiceError('ERR_BAD_RESPONSE', `the instance already streams ${MAX_STREAMS} answers`);
-      response = { status: checkStatus(head.s), headers: withDefaultType(checkResponseHeaders(head.h), 'application/octet-stream'), body: stream };
+      response = { status, headers, body: stream };
     } catch (err) {
       const error = err instanceof ServiceError ? err : new ServiceError('ERR_BAD_RESPONSE', (err as Error).message);
       this.finish(id, () => ({ ok: false, error }));
@@ -622,7 +624,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
         const b = result.indexOf('\n', a + 1);
         if (a < 0 || b < 0) throw new Error('malformed explicit response');
         const headers = checkResponseHeaders(JSON.parse(result.slice(a + 1, b)));
-        return { status: checkStatus(Number(result.slice(1, a))), headers: withDefaultType(headers, 'text/plain; charset=utf-8'), body: result.slice(b + 1) };
+        return { status: answerStatus(Number(result.slice(1, a))), headers: withDefaultType(headers, 'text/plain; charset=utf-8'), body: result.slice(b + 1) };
       }
       throw new Error('unknown result tag');
     }
@@ -635,7 +637,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (result.t === 'b' && (result.b instanceof ArrayBuffer || typeof result.b === 'string')) {
       const headers = checkResponseHeaders(result.h);
       const body = typeof result.b === 'string' ? result.b : new Uint8Array(result.b);
-      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream'), body };
+      return { status: answerStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream'), body };
     }
     throw new Error('unknown result shape');
   }
@@ -723,6 +725,16 @@ export class IsolateInstance implements Instance, BridgeTarget {
  */
 export function textArgument(text: string | undefined): string | ivm.Copy<string[]> | undefined {
   return text !== undefined && text.length >= LONG_TEXT ? new ivm.ExternalCopy([text]).copyInto({ release: true }) : text;
+}
+
+/**
+ * The status of an answer that gives no WebSocket: 100–599 but 101, which would leave the client
+ * waiting for another protocol on a connection that goes on speaking HTTP.
+ */
+function answerStatus(status: unknown): number {
+  const checked = checkStatus(status);
+  if (checked === SWITCHING_PROTOCOLS) throw new ServiceError('ERR_BAD_RESPONSE', 'status 101 answers only with a WebSocket: new Response(null, { status: 101, webSocket: client })');
+  return checked;
 }
 
 function withDefaultType(headers: Record<string, string>, type: string): Record<string, string> {
