@@ -120,6 +120,14 @@ function protocolOf(headers: Record<string, string>): string {
   return '';
 }
 
+/** A close frame's reason: at most 123 bytes of UTF-8 (the frame's payload is 125 with the code), cut on a character. */
+function closeReason(reason: string): string {
+  if (Buffer.byteLength(reason) <= 123) return reason;
+  let cut = reason.slice(0, 123);
+  while (Buffer.byteLength(cut) > 120) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}
+
 /** The connection as the function's socket drives it. */
 function peerOf(ws: WebSocket<Connection>, connection: Connection): SocketPeer {
   return {
@@ -129,9 +137,10 @@ function peerOf(ws: WebSocket<Connection>, connection: Connection): SocketPeer {
       return ws.getBufferedAmount();
     },
     end(code, reason) {
+      const text = closeReason(reason);
       // On the next turn: the socket may end it from a promise job (see closeAll).
       setImmediate(() => {
-        if (!connection.closed) ws.end(code, reason);
+        if (!connection.closed) ws.end(code, text);
       });
     },
   };

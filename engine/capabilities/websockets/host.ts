@@ -65,8 +65,10 @@ class Session implements FunctionSocket {
   /** What the function sent before the connection was open. */
   private outgoing: { data: string | Uint8Array; binary: boolean }[] = [];
   private outgoingBytes = 0;
-  /** The function closed it before the connection was open. */
+  /** The function or a bound closed it (before the connection was open, it closes as soon as it is). */
   private closing: { code: number; reason: string } | undefined;
+  /** How it ended, for a client that connects after (a deploy closed it while the upgrade was on its way). */
+  private ending = { code: 1011, reason: 'the function instance was stopped' };
   /** Bytes from the client not yet taken into the isolate. */
   private waitingBytes = 0;
   private tokens: number;
@@ -99,7 +101,7 @@ class Session implements FunctionSocket {
 
   attach(peer: SocketPeer): void {
     if (this.state === 'ended') {
-      peer.end(1011, 'the function instance was stopped');
+      peer.end(this.ending.code, this.ending.reason);
       return;
     }
     this.state = 'open';
@@ -118,7 +120,8 @@ class Session implements FunctionSocket {
   }
 
   message(data: Uint8Array, binary: boolean): void {
-    if (this.state !== 'open') return;
+    // Closing: what the client sent meanwhile is dropped.
+    if (this.state !== 'open' || this.closing) return;
     this.touch();
     const { limits, hostMemory } = this.host;
     const now = performance.now();
@@ -226,6 +229,7 @@ class Session implements FunctionSocket {
    */
   private finish(code: number, reason: string): void {
     if (this.state === 'ended') return;
+    this.ending = { code, reason };
     this.end(false);
     this.host.fire([Fire.socket, this.key, SocketEvent.close, code, reason], reason.length, 0, () => this.host.release());
   }
