@@ -9,6 +9,8 @@ import { LogBudget } from './capabilities/console/log-budget';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
 import { ServiceError } from './errors';
 import { Egress } from './capabilities/fetch/egress';
+import { AccountConnections } from './capabilities/websockets/accounts';
+import type { FunctionSocket } from './capabilities/websockets/host';
 import { DEFAULT_LIMITS, type Limits } from './limits';
 import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
 import { describeFunction, isFunctionName, isPublicName, validateSpec, type FunctionDescription, type FunctionManifest, type RuntimeName } from './manifest';
@@ -86,6 +88,11 @@ export interface InvokeRequest {
   headers: Record<string, string>;
   body: Buffer;
   requestId?: string;
+  /**
+   * A WebSocket upgrade (the HTTP server's `ws://` route): it takes one of the account's
+   * connections, and only it may be answered with a WebSocket.
+   */
+  upgrade?: boolean;
 }
 
 /** What starts a run the server makes itself (see Engine.dispatchQueued). */
@@ -106,6 +113,8 @@ export interface InvokeResponse {
   durationUs: number;
   /** The function version that answered (X-Service-Version); absent when no version was chosen. */
   version?: number;
+  /** The WebSocket of a 101 answer to an upgrade: its reader must attach or abandon it. */
+  webSocket?: FunctionSocket;
 }
 
 /** An answer whose body is whole (not streamed). */
@@ -142,6 +151,8 @@ export class Engine {
   readonly pool: WarmPool;
   readonly keyUses: KeyUseRecorder;
   private readonly heldRefusals: HeldRefusals;
+  /** The WebSocket connections each account holds in this process. */
+  readonly connections: AccountConnections;
   /** Each account's share of the log text the server takes per second. */
   private readonly logBudget: LogBudget;
   /** Versions, traffic and keys (the management API's operations besides deploy and remove). */
@@ -181,6 +192,7 @@ export class Engine {
     this.logs.limitAccounts((account) => Math.floor((this.catalog.account(account)?.limits?.maxLogBytes ?? this.limits.accountMaxLogBytes) * this.limits.accountShare));
     this.keyUses = new KeyUseRecorder(this.catalog, this.store);
     this.heldRefusals = new HeldRefusals(this.limits.refusalHoldMs, this.limits.accountMaxInFlight);
+    this.connections = new AccountConnections(Math.max(1, Math.floor(this.limits.webSockets.connectionsPerAccount * this.limits.accountShare)));
     this.logBudget = new LogBudget(this.limits.accountLogCharsPerSec, 4 * this.limits.accountLogCharsPerSec);
     this.manage = new Management(this.store, this.catalog, this.keyUses);
     this.background = new Background(this.store.jobs, this.catalog, this.admission, this.limits, (request, trigger) => this.runQueued(request, trigger));
@@ -315,7 +327,8 @@ export class Engine {
   /**
    * `invoke` for the HTTP server's hot path: `respond` is called exactly once, never with a throw.
    * Admission in SPEC §2's order: the key, the function (and the version this call runs), the
-   * body's size, the function's calls in flight, the account's share.
+   * body's size, the function's calls in flight, the account's WebSocket connections (an
+   * upgrade), the account's share.
    */
   dispatch(request: InvokeRequest, respond: (response: InvokeResponse) => void): void {
     this.admit(request, respond, undefined);
@@ -364,6 +377,7 @@ export class Engine {
       return;
     }
     let gate: Gate;
+    let connection: (() => void) | undefined;
     try {
       if (request.body.length > this.limits.requestBodyBytes) {
         throw new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${this.limits.requestBodyBytes} bytes`);
@@ -371,8 +385,10 @@ export class Engine {
       if (stats.inflight >= this.limits.maxInFlightPerFunction) {
         throw new ServiceError('ERR_OVERLOADED', `function ${manifest.name} already has ${stats.inflight} calls in flight (limit ${this.limits.maxInFlightPerFunction})`);
       }
+      if (request.upgrade) connection = this.connections.take(accountId);
       gate = this.admission.enter(accountId);
     } catch (err) {
+      connection?.();
       if (err instanceof ServiceError) this.observer.callRefused(stats, err);
       const refusal = errorResponse(err, requestId, 0, manifest.version);
       const error = err instanceof ServiceError ? err : undefined;
@@ -381,6 +397,16 @@ export class Engine {
       return;
     }
     tellCaller(request.headers, caller);
+    if (connection) {
+      // The connection is the account's while the WebSocket lives, or until an answer without one.
+      const release = connection;
+      const answer = respond;
+      respond = (response) => {
+        if (response.webSocket) response.webSocket.onEnd(release);
+        else release();
+        answer(response);
+      };
+    }
     this.run(manifest, stats, gate, request, requestId, respond, trigger);
   }
 
@@ -424,6 +450,10 @@ export class Engine {
     /** When the call began waiting for a cold start (0: it found a warm instance). */
     let waitingSince = 0;
     const done = (outcome: CallOutcome) => {
+      if (outcome.ok && outcome.response.webSocket && !request.upgrade) {
+        outcome.response.webSocket.abandon('the request was not a WebSocket upgrade');
+        outcome = { ok: false, error: new ServiceError('ERR_BAD_RESPONSE', 'the function answered with a WebSocket to a request that is not a WebSocket upgrade (ws://…, Upgrade: websocket)') };
+      }
       const now = performance.now();
       const durationUs = started === 0 ? 0 : (now - started) * 1000;
       const waitedUs = waitingSince === 0 ? durationUs : (now - waitingSince) * 1000;
@@ -444,9 +474,9 @@ export class Engine {
       gate.inflight--;
       if (waitingSince !== 0) this.loaded(requestId);
       if (outcome.ok) {
-        const { status, headers, body } = outcome.response;
+        const { status, headers, body, webSocket } = outcome.response;
         this.observer.callEnded(stats, manifest, requestId, logged, status, undefined, durationUs, waitedUs);
-        respond({ status, headers, body, requestId, durationUs, version: manifest.version });
+        respond({ status, headers, body, requestId, durationUs, version: manifest.version, webSocket });
         return;
       }
       // The function's own logs get what its caller gets: never a host path or host error text.

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { WEBSOCKET_LIMITS, type WebSocketLimits } from './capabilities/websockets/limits';
 
 /** Server-wide limits (SPEC §6). Server flags override them; `timeout`/`memory` also per function. */
 export interface Limits {
@@ -80,6 +81,8 @@ export interface Limits {
   asyncConcurrency: number;
   /** A finished asynchronous invocation's record (its result) is kept this long, ms. */
   asyncKeepMs: number;
+  /** The bounds of functions' WebSockets (engine/capabilities/websockets/limits.ts). */
+  webSockets: WebSocketLimits;
 }
 
 const MiB = 1024 * 1024;
@@ -117,4 +120,5 @@ export const DEFAULT_LIMITS: Limits = {
   asyncConcurrency: 32,
   // As OpenWhisk keeps activation records a day by default.
   asyncKeepMs: 24 * 3_600_000,
+  webSockets: WEBSOCKET_LIMITS,
 };

@@ -73,6 +73,12 @@ export class WarmPool {
   private readonly groups = new WeakMap<Instance, Group>();
   private readonly loading = new Map<string, Promise<Instance>>();
   private readonly samples = new WeakMap<Instance, Sample>();
+  /**
+   * Every live instance of each version, in the cache or not: one evicted or trimmed while it
+   * holds WebSockets lives on until they close, and a deploy must still close them.
+   */
+  private readonly living = new Map<string, Set<Instance>>();
+  private readonly versionOf = new WeakMap<Instance, string>();
   /** Groups the scaler looks at: used since they were last idle, or with extra instances. */
   private watched: Group[] = [];
   private ticker: NodeJS.Timeout | undefined;
@@ -136,6 +142,7 @@ export class WarmPool {
 
   /** Drops an instance that died (memory limit, timeout) so the next call starts a fresh one. */
   forget(instance: Instance): void {
+    this.bury(instance);
     const group = this.groups.get(instance);
     if (!group || !group.instances.includes(instance)) return;
     this.groups.delete(instance);
@@ -151,9 +158,14 @@ export class WarmPool {
     if (group && this.cache.peek(group.key) === group && group.instances.includes(instance)) this.recount(group);
   }
 
-  /** Retires the warm instances of a version (after a redeploy, a traffic change or a removal). */
+  /**
+   * Retires the warm instances of a version (after a redeploy, a traffic change or a removal); its
+   * instances' WebSockets close with 1001, Going Away.
+   */
   retire(manifest: Pick<FunctionManifest, 'account' | 'name' | 'version' | 'deployedAt'>): void {
-    this.cache.delete(versionKey(manifest));
+    const key = versionKey(manifest);
+    for (const instance of this.living.get(key) ?? []) instance.closeSockets?.(1001, 'this version of the function was replaced or removed');
+    this.cache.delete(key);
   }
 
   /** Warm instances and their estimated memory (MB) per function, `account/name`. */
@@ -196,7 +208,24 @@ export class WarmPool {
   private add(key: string, instance: Instance, create: () => Promise<Instance>, isCurrent: () => boolean): void {
     const group: Group = { key, instances: [instance], growing: false, saturated: false, watched: false, create, isCurrent };
     this.groups.set(instance, group);
+    this.live(key, instance);
     this.cache.set(key, group);
+  }
+
+  private live(key: string, instance: Instance): void {
+    this.versionOf.set(instance, key);
+    let set = this.living.get(key);
+    if (!set) this.living.set(key, (set = new Set()));
+    set.add(instance);
+  }
+
+  /** The instance died: it is no version's any more. */
+  private bury(instance: Instance): void {
+    const key = this.versionOf.get(instance);
+    const set = key === undefined ? undefined : this.living.get(key);
+    if (!set) return;
+    set.delete(instance);
+    if (set.size === 0) this.living.delete(key!);
   }
 
   private leastLoaded(group: Group): Instance | undefined {
@@ -243,6 +272,7 @@ export class WarmPool {
         if (this.cache.peek(group.key) === group && group.isCurrent() && instance.state === 'ready') {
           group.instances.push(instance);
           this.groups.set(instance, group);
+          this.live(group.key, instance);
           this.recount(group);
         } else instance.retire();
       },

@@ -2,6 +2,7 @@ import type { EgressBodies } from './capabilities/fetch/bodies';
 import type { BodyStream } from './body-stream';
 import type { FetchRequest } from './capabilities/fetch/ops';
 import type { InvokeAnswer, InvokeRequest } from './capabilities/invoke/ops';
+import type { FunctionSocket } from './capabilities/websockets/host';
 import { ServiceError } from './errors';
 import type { HostTask, HostTaskAnswer } from './host-work/task';
 import type { HostMemoryBudget } from './isolate/host-memory';
@@ -28,6 +29,8 @@ export interface FunctionResponse {
   headers: Record<string, string>;
   /** The whole body, or one the function streams. */
   body: string | Uint8Array | BodyStream;
+  /** The WebSocket an answer of status 101 gives the client (engine/capabilities/websockets). */
+  webSocket?: FunctionSocket;
 }
 
 export type CallOutcome = { ok: true; response: FunctionResponse } | { ok: false; error: ServiceError };
@@ -51,6 +54,8 @@ export interface Instance {
   retire(): void;
   /** Stops at once; running calls fail. */
   dispose(): void;
+  /** Closes its WebSockets with `code` (a retired instance lives on until they are closed). */
+  closeSockets?(code: number, reason: string): void;
 }
 
 /** What a running function may ask of the service (the sandbox's only way out). */

@@ -16,6 +16,7 @@ import { ActiveCounter, quiet } from './in-flight';
 import { closeConnections, statusLine, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
 import { writeStream } from './stream-answer';
 import { loadUws, type Uws } from './uws';
+import { addWebSocketRoute } from './websockets';
 
 export interface ServerOptions {
   engine: Engine;
@@ -83,6 +84,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let port = 0;
   let consolePort: number | undefined;
 
+  // First: uWS gives it the GETs that ask for a WebSocket, and every other request to the next route.
+  const webSockets = addWebSocketRoute(app, engine, counter, { readCall, send });
   app.any('/v2/run/*', (res, req) => handleRun(engine, res, req, counter));
   addAsyncRoute(app, engine, counter);
   addManagementRoutes(app, engine, counter, options.peers);
@@ -125,6 +128,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const stopListening = () => {
     if (listening) for (const socket of sockets) uws.us_listen_socket_close(socket);
     listening = false;
+    // Functions' WebSockets close with 1001, Going Away: clients reconnect, to another worker.
+    webSockets.closeAll(1001, 'the server is going away');
   };
   return {
     port,

@@ -90,6 +90,7 @@ export function defaultRuntimes(cacheDir: string): RuntimeRegistration[] {
           cacheDir: path.join(cacheDir, 'node8'),
           onInstanceDeath,
           onInstanceSized,
+          webSockets: limits.webSockets,
         }),
     },
     {

@@ -22,6 +22,7 @@ import { tzdata } from './tzdata/manifest';
 import { url } from './url/manifest';
 import { wasm } from './wasm/manifest';
 import { web } from './web/manifest';
+import { websockets } from './websockets/manifest';
 import { zlib } from './zlib/manifest';
 
 /** The capabilities, one line each: adding a capability is adding its folder and a line here. */
@@ -41,6 +42,7 @@ export const CAPABILITIES = [
   zlib,
   fs,
   fetch,
+  websockets,
   tzdata,
 ] as const satisfies readonly Capability[];
 

@@ -23,6 +23,8 @@ export interface BridgeTarget {
   deliver(id: number, result: unknown): void;
   /** A response stream's chunk, end or failure (see HostBridge.chunk). */
   chunk(key: number, data: unknown, state: unknown, message: unknown): void;
+  /** A WebSocket's accept, send or close (see HostBridge.socket). */
+  socket(key: number, op: unknown, data: unknown, reason: unknown): void;
   /** Opens or closes a `waitUntil` window (see HostBridge.background). */
   background(token: number, open: boolean): void;
   /** Sends calls one per entry from now on. */

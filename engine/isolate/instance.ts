@@ -11,6 +11,8 @@ import type { OpAnswer } from '../capabilities/host-ops';
 import { InstanceStreams } from '../capabilities/streams/host';
 import { MAX_STREAMS } from '../capabilities/streams/ops';
 import { MAX_TIMERS, TimerOp, type TimerOpKind } from '../capabilities/timers/ops';
+import { InstanceSockets } from '../capabilities/websockets/host';
+import { WEBSOCKET_LIMITS, type WebSocketLimits } from '../capabilities/websockets/limits';
 import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, META_SEPARATOR } from '../sandbox/protocol';
 import { SlotMap, SlotMirror } from '../slot-map';
 import type { BlankIsolate, BridgeTarget } from './bridge';
@@ -34,6 +36,8 @@ export interface IsolateInstanceOptions {
   onDeath(instance: IsolateInstance): void;
   /** Dispose at once on any timeout (an interpreter stopped mid-way cannot be trusted again). */
   disposeOnTimeout?: boolean;
+  /** The bounds of the function's WebSockets (default WEBSOCKET_LIMITS). */
+  webSockets?: WebSocketLimits;
   /**
    * Called after 64, 256, 1,024… calls (four times more each time): an isolate's memory grows with
    * use (young-generation pages touched, optimised code), so the warm cache's figure is measured again.
@@ -60,6 +64,8 @@ interface WaitingFire {
   bytes: number;
   /** Host memory given back once it is in. */
   held: number;
+  /** Called once it is in. */
+  entered?: () => void;
 }
 
 /** `waitUntil` windows one instance may have open at once; more do not keep it awake. */
@@ -82,6 +88,9 @@ interface RunningCall {
 
 /** Result shapes produced by the sandboxes (CallResult in the protocol), as received: untrusted. */
 type RawResult = string | { t?: unknown; s?: unknown; h?: unknown; b?: unknown; c?: unknown; m?: unknown; k?: unknown };
+
+/** The status of an answer that gives a WebSocket (and only of such an answer). */
+const SWITCHING_PROTOCOLS = 101;
 
 /** Counts isolates whose thread V8 parked after a fatal out-of-memory (see notes in README). */
 export const catastrophes = { count: 0 };
@@ -145,6 +154,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
   readonly egressBodies = new EgressBodies();
   /** The response bodies its calls stream. */
   private readonly streams: InstanceStreams;
+  /** Its WebSockets: while it holds any, it stays awake, and a retired instance lives on until they close. */
+  private readonly sockets: InstanceSockets;
+  /** WebSockets held (until the sandbox has taken in their close). */
+  private heldSockets = 0;
 
   constructor(
     blank: BlankIsolate,
@@ -157,6 +170,23 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.sizeMb = 1;
     this.hostMemory = new HostMemory(blank.memoryMb * 1024 * 1024);
     this.streams = new InstanceStreams({ fire: (args) => this.fire(args), hostMemory: this.hostMemory, ended: (callId, error) => this.streamEnded(callId, error) });
+    this.sockets = new InstanceSockets({
+      limits: options.webSockets ?? WEBSOCKET_LIMITS,
+      timeoutMs: options.timeoutMs,
+      hostMemory: this.hostMemory,
+      fire: (args, bytes, held, entered) => this.fire(args, bytes, held, entered),
+      argument: (data) => (typeof data === 'string' ? textArgument(data) : new ivm.ExternalCopy(toArrayBuffer(data)).copyInto({ release: true })),
+      hold: () => {
+        this.heldSockets++;
+        this.wake();
+      },
+      release: () => {
+        this.heldSockets--;
+        this.awake--;
+        this.disposeIfDone();
+      },
+      log: (requestId, text) => this.options.services.log(requestId, 'error', text),
+    });
     this.handedBytesLimit = Math.min(HANDED_BYTES, (blank.memoryMb * 1024 * 1024) / 16);
     blank.bridge.target = this;
   }
@@ -205,7 +235,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (this.frozen.length === 0) return;
     const held = this.frozen;
     this.frozen = [];
-    for (const fire of held) this.fire(fire.args, fire.bytes, fire.held);
+    for (const fire of held) this.fire(fire.args, fire.bytes, fire.held, fire.entered);
   }
 
   /**
@@ -284,7 +314,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (this.state === 'dead') return;
     while (this.fires.length > 0 && this.mayEnter(this.fires[0]!.bytes, 1)) {
       const fire = this.fires.shift()!;
-      this.enterFire(fire.args, fire.held);
+      this.enterFire(fire.args, fire.held, fire.entered);
     }
     if (this.queue.length > 0) this.scheduleFlush();
   };
@@ -374,7 +404,12 @@ export class IsolateInstance implements Instance, BridgeTarget {
       // A failure while answering one call must not leave the rest of its batch unanswered.
       console.error('[islet] internal error while answering a call:', err);
     }
-    if (this.state === 'retired' && this.inflight === 0) this.dispose();
+    this.disposeIfDone();
+  }
+
+  /** A retired instance is disposed once its calls are over and its WebSockets closed. */
+  private disposeIfDone(): void {
+    if (this.state === 'retired' && this.inflight === 0 && this.heldSockets === 0) this.dispose();
   }
 
   private onBatchTimeout(batch: Batch): void {
@@ -407,10 +442,33 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.streams.chunk(key, data, state, message);
   }
 
-  /** A call's result: its answer, or the head of an answer whose body streams. */
+  /** A WebSocket's operation, from the sandbox (see InstanceSockets). */
+  socket(key: number, op: unknown, data: unknown, reason: unknown): void {
+    if (this.state !== 'dead') this.sockets.op(key, op, data, reason);
+  }
+
+  /** Closes its WebSockets (its version was replaced or removed, the server drains). */
+  closeSockets(code: number, reason: string): void {
+    this.sockets.shutAll(code, reason);
+  }
+
+  /** A call's result: its answer, the head of an answer whose body streams, or a WebSocket given. */
   private answer(id: number, result: RawResult): void {
     if (typeof result === 'object' && result !== null && result.t === 's') this.startStream(id, result);
+    else if (typeof result === 'object' && result !== null && result.t === 'w') this.finish(id, () => this.socketAnswer(result));
     else this.finish(id, () => this.parseResult(result));
+  }
+
+  /** An answer of status 101 that gives the client end of the pair `k`, whose server end the sandbox accepted. */
+  private socketAnswer(result: { h?: unknown; k?: unknown }): CallOutcome {
+    try {
+      const headers = checkResponseHeaders(result.h);
+      const webSocket = this.sockets.give(Number(result.k));
+      if (!webSocket) throw new ServiceError('ERR_BAD_RESPONSE', "the answer's WebSocket is not one this instance accepted");
+      return { ok: true, response: { status: SWITCHING_PROTOCOLS, headers, body: '', webSocket } };
+    } catch (err) {
+      return { ok: false, error: err instanceof ServiceError ? err : new ServiceError('ERR_BAD_RESPONSE', (err as Error).message) };
+    }
   }
 
   /**
@@ -422,10 +480,13 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (!call || call.streaming) return;
     let response: FunctionResponse;
     try {
+      const status = answerStatus(head.s);
+      // A stream's length is not known yet: it is typed as a body that has bytes.
+      const headers = withDefaultType(checkResponseHeaders(head.h), 'application/octet-stream', Number.POSITIVE_INFINITY);
       const stream = this.streams.start(Number(head.k), id);
       if (!stream) throw new ServiceError('ERR_BAD_RESPONSE', `the instance already streams ${MAX_STREAMS} answers`);
       // A stream's length is not known yet: it is typed as a body that has bytes.
-      response = { status: checkStatus(head.s), headers: withDefaultType(checkResponseHeaders(head.h), 'application/octet-stream', Number.POSITIVE_INFINITY), body: stream };
+      response = { status, headers, body: stream };
     } catch (err) {
       const error = err instanceof ServiceError ? err : new ServiceError('ERR_BAD_RESPONSE', (err as Error).message);
       this.finish(id, () => ({ ok: false, error }));
@@ -445,7 +506,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (!call) return;
     if (--call.batch.left === 0 && !call.batch.running) clearTimeout(call.batch.timer);
     this.inflight--;
-    if (this.state === 'retired' && this.inflight === 0) this.dispose();
+    this.disposeIfDone();
   }
 
   cpuTimeMs(): number {
@@ -455,7 +516,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   retire(): void {
     if (this.state !== 'ready') return;
     this.state = 'retired';
-    if (this.inflight === 0) this.dispose();
+    this.disposeIfDone();
   }
 
   dispose(): void {
@@ -478,6 +539,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.egressBodies.closeAll();
     this.frozen = [];
     const error = this.deathError();
+    this.sockets.dropAll(error.code === 'ERR_INTERNAL' ? 'the function instance was stopped' : error.message);
     for (const id of this.running.ids()) this.finish(id, () => ({ ok: false, error }));
     const queued = this.queue;
     this.queue = [];
@@ -571,7 +633,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
         if (a < 0 || b < 0) throw new Error('malformed explicit response');
         const headers = checkResponseHeaders(JSON.parse(result.slice(a + 1, b)));
         const body = result.slice(b + 1);
-        return { status: checkStatus(Number(result.slice(1, a))), headers: withDefaultType(headers, 'text/plain; charset=utf-8', body.length), body };
+        return { status: answerStatus(Number(result.slice(1, a))), headers: withDefaultType(headers, 'text/plain; charset=utf-8', body.length), body };
       }
       throw new Error('unknown result tag');
     }
@@ -584,7 +646,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (result.t === 'b' && (result.b instanceof ArrayBuffer || typeof result.b === 'string')) {
       const headers = checkResponseHeaders(result.h);
       const body = typeof result.b === 'string' ? result.b : new Uint8Array(result.b);
-      return { status: checkStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream', body.length), body };
+      return { status: answerStatus(result.s), headers: withDefaultType(headers, 'application/octet-stream', body.length), body };
     }
     throw new Error('unknown result shape');
   }
@@ -639,20 +701,22 @@ export class IsolateInstance implements Instance, BridgeTarget {
    * Enters the isolate for a timer or a finished operation, bounded by the timeout; `held` bytes
    * of host memory are given back once it is in. Held while the instance is idle (see `frozen`).
    */
-  private fire(args: unknown[], bytes = 0, held = 0): void {
+  private fire(args: unknown[], bytes = 0, held = 0, entered?: () => void): void {
     if (this.state === 'dead') return;
-    if (this.inflight === 0 && this.awake === 0) this.frozen.push({ args, bytes, held });
-    else if (this.fires.length > 0 || !this.mayEnter(bytes, 1)) this.fires.push({ args, bytes, held });
-    else this.enterFire(args, held);
+    if (this.inflight === 0 && this.awake === 0) this.frozen.push({ args, bytes, held, entered });
+    else if (this.fires.length > 0 || !this.mayEnter(bytes, 1)) this.fires.push({ args, bytes, held, entered });
+    else this.enterFire(args, held, entered);
   }
 
-  private enterFire(args: unknown[], held: number): void {
+  private enterFire(args: unknown[], held: number, entered?: () => void): void {
     this.fireRef.apply(undefined, args, { timeout: this.options.timeoutMs }).then(() => {
       this.hostMemory.release(held);
       this.entered();
+      entered?.();
     }, (err: unknown) => {
       this.hostMemory.release(held);
       this.entered();
+      entered?.();
       const error = this.failure(err);
       if (error.code === 'ERR_TIMEOUT') this.die('timeout');
     });
@@ -670,6 +734,16 @@ export class IsolateInstance implements Instance, BridgeTarget {
  */
 export function textArgument(text: string | undefined): string | ivm.Copy<string[]> | undefined {
   return text !== undefined && text.length >= LONG_TEXT ? new ivm.ExternalCopy([text]).copyInto({ release: true }) : text;
+}
+
+/**
+ * The status of an answer that gives no WebSocket: 100–599 but 101, which would leave the client
+ * waiting for another protocol on a connection that goes on speaking HTTP.
+ */
+function answerStatus(status: unknown): number {
+  const checked = checkStatus(status);
+  if (checked === SWITCHING_PROTOCOLS) throw new ServiceError('ERR_BAD_RESPONSE', 'status 101 answers only with a WebSocket: new Response(null, { status: 101, webSocket: client })');
+  return checked;
 }
 
 /** A body's type when the function named none; an empty body (a 204, a `new Response(null)`) gets none. */

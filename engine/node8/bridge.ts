@@ -26,6 +26,7 @@ export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, b
   installHostObject(isolate, context, {
     ...commonCallbacks(bridge),
     unbatch: new ivm.Callback(() => bridge.target?.unbatch(), { ignored: true }),
+    socket: new ivm.Callback((key: unknown, op: unknown, data: unknown, reason: unknown) => bridge.target?.socket(Number(key), op, data, reason), { ignored: true }),
     readModule: new ivm.Callback((path: unknown) => (typeof path === 'string' ? bridge.target?.readModule(path) : undefined)),
     startOp: new ivm.Callback(
       (kind: unknown, id: unknown, _requestId: unknown, payload: unknown, body: unknown) => {

@@ -7,6 +7,7 @@ import type { FunctionManifest } from '../manifest';
 import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime, type ValidatedCode } from '../runtime';
 import { createBlankIsolate, type CachedScript, type Node8BlankIsolate } from './blank';
 import { FunctionCodeStore, type FunctionCode } from './function-code';
+import type { WebSocketLimits } from '../capabilities/websockets/limits';
 import { moduleSource } from './module-source';
 import { BUNDLE_FILENAME } from './stack-map';
 
@@ -20,6 +21,8 @@ export interface Node8RuntimeOptions {
   onInstanceDeath(instance: Instance): void;
   /** Told when an instance's size is known (after its code loaded) so the warm cache counts it. */
   onInstanceSized(instance: Instance): void;
+  /** The bounds of functions' WebSockets (default WEBSOCKET_LIMITS). */
+  webSockets?: WebSocketLimits;
 }
 
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
@@ -107,6 +110,7 @@ export class Node8Runtime implements Runtime {
       mapStack,
       onDeath: (dead) => this.options.onInstanceDeath(dead),
       remeasure: (grown) => this.measure(grown),
+      webSockets: this.options.webSockets,
     });
     const failure = (err: unknown) => loadError(err, manifest, timeoutMs, mapStack);
     try {

@@ -13,6 +13,7 @@ import type { NodeCallbacks } from '../capabilities/node/ops';
 import type { NativeCall, OpKind, SyncOpKind } from '../capabilities/ops';
 import type { StreamsCallbacks } from '../capabilities/streams/ops';
 import type { SubtleCallbacks } from '../capabilities/subtle/ops';
+import type { SocketsCallbacks } from '../capabilities/websockets/ops';
 import type { TimersCallbacks } from '../capabilities/timers/ops';
 import { MAIN_THREAD_BYTES } from '../host-work/main-thread';
 
@@ -30,8 +31,11 @@ export const libraryFilename = (name: string): string => `islet:lib/${name}`;
 /** A stack frame of islet's own code inside an isolate. */
 export const ISLET_FRAME = /islet:(runtime|lib\/)/;
 
-/** What `fire` tells the sandbox: a timer ran out, an asynchronous operation finished, or a response stream is pulled or cancelled. */
-export const Fire = { timer: 0, op: 1, stream: 2 } as const;
+/**
+ * What `fire` tells the sandbox: a timer ran out, an asynchronous operation finished, a response
+ * stream is pulled or cancelled, or a WebSocket has a message or closed.
+ */
+export const Fire = { timer: 0, op: 1, stream: 2, socket: 3 } as const;
 export type FireKind = (typeof Fire)[keyof typeof Fire];
 
 /**
@@ -74,7 +78,18 @@ export function fromHost<T>(value: T | [T]): T {
  */
 export const JSON_TAG = 'J';
 export const EXPLICIT_TAG = 'R';
-export type CallResult = string | BytesResult | ErrorResult | StreamResult;
+export type CallResult = string | BytesResult | ErrorResult | StreamResult | SocketResult;
+/**
+ * An answer that gives a client the client end of a WebSocketPair (status 101): the server end `k`
+ * was accepted (engine/capabilities/websockets).
+ */
+export interface SocketResult {
+  t: 'w';
+  /** Headers. */
+  h: Record<string, string>;
+  /** The sandbox's key of the pair. */
+  k: number;
+}
 /**
  * An answer whose body streams: its status and headers now, its body pulled chunk by chunk
  * (`fire(Fire.stream, k, StreamOp.pull)`, answered by `chunk(k, …)`; engine/capabilities/streams).
@@ -143,7 +158,7 @@ export interface SandboxConfig {
  * never shared. Which of them a sandbox gets is its bridge's choice (engine/node8/bridge.ts,
  * python/bridge.ts).
  */
-export interface HostBridge extends ConsoleCallbacks, TimersCallbacks, SubtleCallbacks, FetchCallbacks, StreamsCallbacks, NodeCallbacks {
+export interface HostBridge extends ConsoleCallbacks, TimersCallbacks, SubtleCallbacks, FetchCallbacks, StreamsCallbacks, SocketsCallbacks, NodeCallbacks {
   /** Source of one of the function's own files, by relative path (node8). */
   readModule(path: string): string | undefined;
   /** Delivers the result of a call that finished after its batch returned (fire and forget). */
@@ -163,8 +178,11 @@ export interface HostBridge extends ConsoleCallbacks, TimersCallbacks, SubtleCal
 export interface SandboxEntryPoints {
   /** A batch of calls: metas joined by META_SEPARATOR, their ids joined by commas, one body argument per call. */
   call(metas: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[];
-  /** A host event: a timer ran out, an operation finished (ok, payload, body), or a stream is pulled or cancelled (op, reason). */
-  fire(kind: FireKind, id: number, ok?: boolean | number, payload?: string | [string], body?: ArrayBuffer): void;
+  /**
+   * A host event: a timer ran out, an operation finished (ok, payload, body), a stream is pulled or
+   * cancelled (op, reason), or a WebSocket has a message (event, data) or closed (event, code, reason).
+   */
+  fire(kind: FireKind, id: number, ok?: boolean | number, payload?: string | [string] | ArrayBuffer | number, body?: ArrayBuffer | string): void;
   /** Makes the isolate the function described by the config JSON. */
   init(configJson: string, ...rest: never[]): unknown;
 }

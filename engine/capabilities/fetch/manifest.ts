@@ -16,6 +16,6 @@ export const fetch = {
     fetch: 'web/fetch',
   },
   ops: ['fetch', 'fetchRead', 'fetchCancel', 'background'],
-  dependsOn: ['streams', 'events', 'url', 'buffer'],
+  dependsOn: ['streams', 'events', 'url', 'buffer', 'websockets'],
   tests: ['test/node8-web.test.ts', 'test/python-egress.test.ts', 'test/sandbox.test.ts'],
 } as const satisfies Capability;

@@ -57,6 +57,7 @@ const {
   unbatch: hostUnbatch,
   background: hostBackground,
   chunk: hostChunk,
+  socket: hostSocket,
 } = takeHost<HostBridge>();
 const hostLog = budgetedLog(rawHostLog);
 // Kept for the WebAssembly library, which takes it once and hands out a guarded version (see web/wasm.ts).
@@ -82,6 +83,9 @@ function op(kind: OpKind, payload: string, body?: ArrayBuffer): Promise<OpAnswer
     hostStartOp(kind, id, requestId, payload, body);
   });
 }
+
+/** Where the host's WebSocket events go (engine/capabilities/websockets/guest), once that library is loaded. */
+let socketEvents: ((key: number, event: unknown, data: unknown, reason: unknown) => void) | undefined;
 
 const timers = makeTimers(hostTimer, reportError);
 /** The function's env: `process.env`, `context.env` and a fetch-style handler's `env`. */
@@ -128,6 +132,10 @@ const internal: Internal = freeze({
   current,
   background: (token: number, open: boolean) => hostBackground(token, open),
   openStream: (source: ChunkSource) => responseStreams.open(source),
+  socket: (key: number, op: number, data?: string | ArrayBuffer | number, reason?: string) => hostSocket(key, op, data, reason),
+  onSocketEvent: (handler: (key: number, event: unknown, data: unknown, reason: unknown) => void) => {
+    socketEvents ??= handler;
+  },
   reportError,
   get env() {
     return env;
@@ -296,20 +304,23 @@ function settleLater(result: CallResult | Promise<CallResult>, id: string): Call
   return 0;
 }
 
-/** Host events: a timer fired, or an asynchronous operation finished. */
-function fire(kind: FireKind, id: number, ok?: boolean | number, payloadArgument?: string | [string], body?: ArrayBuffer): void {
+/** Host events: a timer fired, an asynchronous operation finished, a stream is pulled, a WebSocket has news. */
+function fire(kind: FireKind, id: number, ok?: boolean | number, payloadArgument?: string | [string] | ArrayBuffer | number, body?: ArrayBuffer | string): void {
   const payload = fromHost(payloadArgument);
   if (kind === Fire.timer) {
     timers.fire(id);
   } else if (kind === Fire.stream) {
     responseStreams.fire(id, ok, payload);
+  } else if (kind === Fire.socket) {
+    // A WebSocket's message (its data) or close (its code and reason).
+    socketEvents?.(id, ok, payload, body);
   } else if (kind === Fire.op) {
     const pending = pendingOps.take(id);
     if (!pending) return;
     current.requestId = pending.requestId;
     // Without a prototype: resolving with it looks for a `then`, which Object.prototype could answer.
     if (ok) pending.resolve({ __proto__: null, payload: payload ?? '', body } as OpAnswer);
-    else pending.reject(JSON.parse(payload!));
+    else pending.reject(JSON.parse(payload as string));
   }
 }
 

@@ -40,6 +40,10 @@ export interface Internal {
   readonly current: { requestId: string };
   /** Registers the reader of an answer's streamed body; its key goes to the host in the answer's head. */
   openStream(source: ChunkSource): number;
+  /** A WebSocket's operation: accept, send or close (see HostBridge.socket). */
+  socket(key: number, op: number, data?: string | ArrayBuffer | number, reason?: string): void;
+  /** Where the host's WebSocket events go (set once, by the websockets library). */
+  onSocketEvent(handler: (key: number, event: unknown, data: unknown, reason: unknown) => void): void;
   /** Keeps the instance awake for a call's `waitUntil` work (see HostBridge.background). */
   background(token: number, open: boolean): void;
   /** Reports an error nobody caught, into the function's logs. */

@@ -350,13 +350,20 @@ export class Response extends Body {
   readonly type: string;
   readonly url: string;
   readonly redirected: boolean;
+  /** The client end of a WebSocketPair this answer gives (status 101), or null. */
+  readonly webSocket: unknown;
 
-  constructor(body?: unknown, init: { status?: number; statusText?: string; headers?: HeadersInit; url?: string; redirected?: boolean; type?: string } = {}) {
+  constructor(body?: unknown, init: { status?: number; statusText?: string; headers?: HeadersInit; url?: string; redirected?: boolean; type?: string; webSocket?: unknown } = {}) {
     super();
     const status = init.status ?? 200;
+    const webSocket = init.webSocket ?? null;
     if (!Number.isInteger(status) || status < 200 || status > 599) {
-      if (!(status === 101 || (status >= 100 && status < 200 && init.type === 'basic'))) throw new RangeError(`init["status"] must be in the range of 200 to 599, inclusive. Received ${status}`);
+      if (!((status === 101 && (webSocket !== null || init.type === 'basic')) || (status >= 100 && status < 200 && init.type === 'basic'))) {
+        throw new RangeError(status === 101 ? 'a Response of status 101 gives a WebSocket: new Response(null, { status: 101, webSocket: client })' : `init["status"] must be in the range of 200 to 599, inclusive. Received ${status}`);
+      }
     }
+    if (webSocket !== null && status !== 101) throw new RangeError(`a Response with a webSocket has status 101, got ${status}`);
+    this.webSocket = webSocket;
     if ((status === 101 || status === 204 || status === 205 || status === 304) && body !== null && body !== undefined) {
       throw new TypeError(`Response with null body status (${status}) cannot have a body`);
     }
@@ -535,6 +542,11 @@ export async function serveFetch(target: { fetch(request: unknown, env: unknown,
   response.headers.forEach((value, name) => {
     out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
   });
+  if (response.webSocket !== null) {
+    // The connection is the host's to upgrade; the pair's server end stays here (engine/capabilities/websockets).
+    const { giveClient } = internal.library<{ giveClient(socket: unknown): number }>('web/websockets');
+    return { t: 'w', h: out, k: giveClient(response.webSocket) };
+  }
   const stream = streamedBodyOf(response);
   if (stream) {
     // A body the function made as a stream is sent as it comes (see engine/capabilities/streams/host.ts).
