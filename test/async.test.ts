@@ -130,7 +130,8 @@ function conformance(kind: string, open: () => Promise<{ served: Served; account
       const bound = LIMITS.asyncMaxQueued!;
       const ids = await Promise.all(Array.from({ length: bound }, () => queue(s, a, 'slow')));
       const accepted = ids.filter((r) => r.status === 202).length;
-      t.equal(accepted, bound, 'up to the bound');
+      const others = await Promise.all(ids.filter((r) => r.status !== 202).slice(0, 3).map(async (r) => `${r.status} ${await r.text()}`));
+      t.equal(accepted, bound, `up to the bound${others.length ? ` (refused: ${others.join('; ')})` : ''}`);
       const over = await queue(s, a, 'slow');
       t.equal(over.status, 403);
       const body = (await over.json()) as { errorCode: string; limit: string };
