@@ -3,13 +3,16 @@
  * - the seed's `handler(body, context)`, returning a value or a `context.HTTPResponse`;
  * - a module whose default export has `fetch(request, env, ctx)`, called with a standard Request
  *   and answering a Response, as a Workers module does (a Hono or itty-router app deploys as is).
+ * A third, a Node HTTP server app (`http.createServer(handler).listen()` while the module loads),
+ * is not an export: the runtime takes it from the server that listens (engine/capabilities/http-server).
  */
+import type { ServeCall } from './internal';
 
 export type SeedHandler = (body: unknown, context: unknown) => unknown;
 export interface FetchTarget {
   fetch(request: unknown, env: unknown, ctx: unknown): unknown;
 }
-export type Entry = { style: 'seed'; handler: SeedHandler } | { style: 'fetch'; target: FetchTarget };
+export type Entry = { style: 'seed'; handler: SeedHandler } | { style: 'fetch'; target: FetchTarget } | { style: 'server'; serve: ServeCall };
 
 function hasFetch(value: unknown): value is FetchTarget {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as FetchTarget).fetch === 'function';
@@ -32,6 +35,6 @@ export function pickEntry(namespace: Record<string, unknown>, esm: boolean, main
   if (candidate === undefined && entrypoint === 'handler' && hasFetch(fallback)) return { style: 'fetch', target: fallback };
   const found = candidate === undefined ? 'nothing' : typeof candidate;
   throw new Error(
-    `${main} does not export a function named "${entrypoint}" (found ${found}; a module whose default export has a fetch(request, env, ctx) method can use entrypoint: default)`,
+    `${main} does not export a function named "${entrypoint}" (found ${found}; a module whose default export has a fetch(request, env, ctx) method can use entrypoint: default; a Node server app calls http.createServer(handler).listen() while it loads)`,
   );
 }

@@ -35,7 +35,7 @@ import { makeBuiltinRequire } from './builtins';
 import { installGlobals, installLazyGlobals } from './globals';
 import { pickEntry, type Entry } from './handlers';
 import type { serveFetch as ServeFetch } from '../../capabilities/fetch/guest/fetch';
-import { INTERNAL, type Internal, type OpAnswer } from './internal';
+import { INTERNAL, type Internal, type OpAnswer, type ServeCall } from './internal';
 import { ModuleSystem } from './modules';
 import { makeRequest } from './request';
 import { encodeError, encodeResult, HTTPResponse, setStreamOpener, userStack } from './response';
@@ -90,6 +90,13 @@ let memoryLimitMb = 128;
 
 const invoke = makeInvoke(op);
 
+/** The Node HTTP server that listened while the module loaded: it serves every call (engine/capabilities/http-server). */
+let serverCall: ServeCall | undefined;
+/** Set once the entry is known: a server that listens later serves nothing. */
+let loaded = false;
+/** Set when the module made a server: waits for one to listen (the http-server library's). */
+let untilListen: ((main: string, entrypoint: string) => Promise<void>) | undefined;
+
 /** Requires at run time (computed names, createRequire): made on first use. */
 let modules: ModuleSystem | undefined;
 const moduleSystem = () => (modules ??= new ModuleSystem(hostReadModule, builtin));
@@ -141,6 +148,14 @@ const internal: Internal = freeze({
   },
   get memoryLimitMb() {
     return memoryLimitMb;
+  },
+  serverCreated: (wait: (main: string, entrypoint: string) => Promise<void>) => {
+    untilListen ??= wait;
+  },
+  listen: (serve: ServeCall) => {
+    if (loaded || serverCall) return loaded ? 'loaded' : 'taken';
+    serverCall = serve;
+    return undefined;
   },
 });
 
@@ -212,15 +227,31 @@ function init(configJson: string, bundle: Bundle): unknown {
     require,
     (dir, id) => moduleSystem().requireFrom(dir)(id),
   );
-  const finish = () => {
-    entry = pickEntry(namespace ?? {}, esm, config.main, config.entrypoint);
+  const serve = () => {
+    entry = { style: 'server', serve: serverCall! };
+    loaded = true;
+  };
+  const finish = (): Promise<void> | undefined => {
+    if (serverCall) {
+      serve();
+      return undefined;
+    }
+    try {
+      entry = pickEntry(namespace ?? {}, esm, config.main, config.entrypoint);
+      loaded = true;
+    } catch (err) {
+      // A module without a handler that made a server: it may listen a little later (Fastify).
+      if (!untilListen) throw err;
+      return promiseThen(promiseResolve(untilListen(config.main, config.entrypoint)), serve);
+    }
+    return undefined;
   };
   if (done instanceof NativePromise) {
     ready = promiseThen(done, finish);
     return ready;
   }
-  finish();
-  return undefined;
+  ready = finish();
+  return ready;
 }
 
 function parseBody(raw: string | ArrayBuffer | undefined): unknown {
@@ -245,6 +276,7 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult |
   const requestId = head[0];
   current.requestId = requestId;
   const target = entry!;
+  if (target.style === 'server') return promiseThen(promiseResolve(target.serve(head, meta.slice(tab + 1), raw)), undefined, encodeError);
   if (target.style === 'fetch') {
     const { serveFetch } = library<{ serveFetch: typeof ServeFetch }>('web/fetch');
     return promiseThen(serveFetch(target.target, head, JSON.parse(meta.slice(tab + 1)) as Record<string, string>, raw, env), undefined, encodeError);

@@ -1,7 +1,8 @@
 // node8's `http` and `https`: a client (request, get, Agent) over the host's guarded egress, the
 // same path as `fetch`, so packages built on Node's http client (axios, node-fetch 2…) work. The
 // request body is gathered and sent when the request ends; the response is an IncomingMessage
-// stream. Servers are not available in functions.
+// stream. Its servers (createServer, Server, ServerResponse) are the http-server capability's,
+// loaded on first use: a function whose module listens is served by its server.
 import type { HostError } from '../../errors';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 import type { FetchAnswer, FetchRequest } from '../ops';
@@ -222,6 +223,9 @@ export class ClientRequest extends Writable {
   }
 }
 
+/** The http-server capability's library: evaluated when a function first makes a server. */
+const server = () => internal.library<Record<'createServer' | 'Server' | 'ServerResponse', unknown>>('node/http-server');
+
 function makeModule(defaultProtocol: 'http:' | 'https:') {
   const globalAgent = new Agent();
   const request = (input: unknown, options?: Record<string, unknown> | ((res: IncomingMessage) => void), callback?: (res: IncomingMessage) => void) => {
@@ -239,8 +243,9 @@ function makeModule(defaultProtocol: 'http:' | 'https:') {
     return req;
   };
   const unavailable = (name: string) => () => {
-    throw Object.assign(new Error(`${defaultProtocol.slice(0, -1)}.${name} is not available in islet functions: functions are servers already (export a handler)`), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
+    throw Object.assign(new Error(`${defaultProtocol.slice(0, -1)}.${name} is not available in islet functions: islet ends TLS in front of functions (serve with http.createServer)`), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
   };
+  const servers = defaultProtocol === 'http:';
   return {
     request,
     get,
@@ -251,9 +256,13 @@ function makeModule(defaultProtocol: 'http:' | 'https:') {
     STATUS_CODES,
     METHODS,
     maxHeaderSize: 16384,
-    createServer: unavailable('createServer'),
-    Server: unavailable('Server'),
-    ServerResponse: unavailable('ServerResponse'),
+    createServer: servers ? (...args: unknown[]) => (server().createServer as (...a: unknown[]) => unknown)(...args) : unavailable('createServer'),
+    get Server() {
+      return servers ? server().Server : unavailable('Server');
+    },
+    get ServerResponse() {
+      return servers ? server().ServerResponse : unavailable('ServerResponse');
+    },
     OutgoingMessage: Writable,
     validateHeaderName: (name: string) => {
       if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw Object.assign(new TypeError(`Header name must be a valid HTTP token ["${name}"]`), { code: 'ERR_INVALID_HTTP_TOKEN' });
