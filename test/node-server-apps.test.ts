@@ -188,3 +188,67 @@ t.test('an async handler that throws answers ERR_FUNCTION_FAILED naming the erro
   t.equal(body.errorCode, 'ERR_FUNCTION_FAILED');
   t.match(body.message, /TypeError: the handler broke/);
 });
+
+// Escape and abuse probes.
+
+t.test('a module that listens twice does not deploy: one function, one server', async (t) => {
+  const twice = functionFolder(`
+    const http = require('http');
+    http.createServer((req, res) => res.end('first')).listen(3000);
+    http.createServer((req, res) => res.end('second')).listen(3001);
+  `);
+  await t.rejects(deploy('twice', twice), { message: /a second server\.listen\(\): a function is served by one HTTP server, and one already listens/ });
+});
+
+t.test('a server that listens during a call gets no calls: listen() throws and the first handler still serves', async (t) => {
+  const res = await s.call('plain', { path: '/listen-again' });
+  t.equal(res.status, 409);
+  t.match(await res.text(), /^server\.listen\(\) was called after the function loaded/);
+  const info = await s.call('plain', { path: '/info' });
+  t.equal(((await info.json()) as { url: string }).url, '/info', 'the function is still served by its own server');
+});
+
+t.test("another account's server app never gets this account's calls, whatever it listens to", async (t) => {
+  const other = await s.engine.createAccount();
+  const greedy = functionFolder(`
+    const http = require('http');
+    http.createServer((req, res) => res.end('account B: ' + req.url)).listen(3000);
+  `);
+  await s.engine.deploy(other.accountId, { name: 'plain', runtime: 'node8', file: 'function.js', env: {} }, { dir: greedy });
+  const mine = await s.call('plain', { path: '/info' });
+  t.equal(((await mine.json()) as { url: string }).url, '/info', "this account's function answers with its own handler");
+  const theirs = await s.call('plain', { path: '/info', account: other.accountId, key: other.apiKey });
+  t.equal(await theirs.text(), 'account B: /info', "the other account's function with the same name answers with its own");
+  const crossed = await s.call('plain', { path: '/info', account: other.accountId });
+  t.not(crossed.status, 200, "this account's key does not reach the other account's server");
+});
+
+t.test('a handler that never ends its response is stopped at the timeout; the function serves on', async (t) => {
+  const silent = await s.call('plain_short', { path: '/never' });
+  t.equal(((await silent.json()) as { errorCode: string }).errorCode, 'ERR_TIMEOUT', 'no write, no end: ERR_TIMEOUT');
+  const open = await s.call('plain_short', { path: '/never-ends' });
+  t.equal(open.status, 200);
+  const reader = open.body!.getReader();
+  t.equal(new TextDecoder().decode((await reader.read()).value), 'one chunk, then nothing');
+  await t.rejects(reader.read(), 'a write and no end: the body is cut at the timeout');
+  t.ok(await eventually(async () => (await logLines('plain_short')).some((e) => e.level === 'error' && e.code === 'ERR_TIMEOUT'), 10_000), 'the log says it timed out');
+  const after = await s.call('plain_short', { path: '/whole' });
+  t.equal(await after.text(), 'one, two', 'the next call is served');
+});
+
+t.test('headers set after end throw, as in Node; a write after end fails', async (t) => {
+  const res = await s.call('plain', { path: '/late' });
+  t.equal(await res.text(), 'answered');
+  t.equal(res.headers.get('x-late'), null);
+  t.equal(res.status, 200);
+  const expected =
+    'late: setHeader: ERR_HTTP_HEADERS_SENT: Cannot set headers after they are sent to the client | writeHead: ERR_HTTP_HEADERS_SENT: Cannot write headers after they are sent to the client | removeHeader: ERR_HTTP_HEADERS_SENT: Cannot remove headers after they are sent to the client | write: ERR_STREAM_WRITE_AFTER_END';
+  t.ok(await eventually(async () => (await logLines('plain')).some((e) => e.message === expected), 10_000), expected);
+});
+
+t.test('a module with no handler whose server never listens does not deploy, and says why', async (t) => {
+  const idle = functionFolder(`require('http').createServer((req, res) => res.end('never served'));`);
+  await t.rejects(deploy('idle', idle), { message: /function\.js made an HTTP server that did not listen within 5 s of loading \(call listen\(\) while the module loads\), and it does not export a function named "handler"/ });
+  const nothing = functionFolder(`const x = 1;`);
+  await t.rejects(deploy('nothing', nothing), { message: /a Node server app calls http\.createServer\(handler\)\.listen\(\) while it loads/ });
+});
