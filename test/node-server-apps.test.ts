@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
+import { request as undiciRequest } from 'undici';
 import { ensureCompatInstalled } from './helpers/compat-install';
 import { functionFolder } from './helpers/functions';
 import { copyPackage } from './helpers/package-closure';
@@ -179,7 +180,18 @@ for (const [name] of FRAMEWORKS) {
 t.test('an Express route that throws answers the framework 500; the instance goes on', async (t) => {
   const res = await s.call('express5', { path: '/throws' });
   t.equal(res.status, 500);
+  const rejected = await s.call('express5', { path: '/async-throws' });
+  t.equal(rejected.status, 500, "Express 5 answers an async route's rejection with its 500");
   t.equal((await s.call('express5', { path: '/users/1' })).status, 200);
+});
+
+t.test("a client that goes away mid-stream closes the app's req and res", async (t) => {
+  const res = await undiciRequest(`${s.url}/v2/run/${s.accountId}/plain/never-ends`, { headers: { 'X-Service-Api-Key': s.apiKey } });
+  for await (const chunk of res.body) {
+    t.equal(String(chunk), 'one chunk, then nothing');
+    break;
+  }
+  t.ok(await eventually(async () => (await logLines('plain')).some((e) => e.message === 'never-ends: req closed, aborted=true, res.destroyed=true'), 10_000), "the app's 'close' listener ran");
 });
 
 t.test('an async handler that throws answers ERR_FUNCTION_FAILED naming the error', async (t) => {
@@ -206,6 +218,21 @@ t.test('a server that listens during a call gets no calls: listen() throws and t
   t.match(await res.text(), /^server\.listen\(\) was called after the function loaded/);
   const info = await s.call('plain', { path: '/info' });
   t.equal(((await info.json()) as { url: string }).url, '/info', 'the function is still served by its own server');
+});
+
+t.test('after server.close() the function answers no more calls through it, and says why', async (t) => {
+  const closing = functionFolder(`
+    const server = require('http').createServer((req, res) => {
+      if (req.url === '/close') server.close();
+      res.end('served');
+    });
+    server.listen(3000);
+  `);
+  await deploy('closing', closing);
+  t.equal(await (await s.call('closing', { path: '/close' })).text(), 'served');
+  const after = (await (await s.call('closing', { path: '/again' })).json()) as { errorCode: string; message: string };
+  t.equal(after.errorCode, 'ERR_FUNCTION_FAILED');
+  t.match(after.message, /the function's HTTP server was closed \(server\.close\(\) was called\)/);
 });
 
 t.test("another account's server app never gets this account's calls, whatever it listens to", async (t) => {
