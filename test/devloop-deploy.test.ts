@@ -128,11 +128,10 @@ const EXPRESS = {
   ].join('\n'),
 };
 
-t.test('an Express app gets a sentence: Node server apps do not run yet, and what to export instead', async (t) => {
+t.test('an Express app exported as a handler gets a sentence saying how it runs; one that listens deploys', async (t) => {
   const app = 'const express = require("express");\nconst app = express();\napp.get("/", (req, res) => res.send("hi"));\n';
   for (const [name, tail, says] of [
-    ['express_listen', 'app.listen(3000);\n', /http\.createServer is not available in islet functions: they do not run Node servers \(an Express app's listen\(\) among them\) yet/],
-    ['express_handler', 'exports.handler = app;\n', /function\.js: its export "handler" is a Node server app \(Express, Connect, Koa or Fastify\), and islet functions do not run Node servers yet/],
+    ['express_handler', 'exports.handler = app;\n', /function\.js: its export "handler" is a Node server app \(Express, Connect, Koa or Fastify\), which is not a handler: call its listen\(\) as the module loads/],
     ['express_module', 'module.exports = app;\n', /function\.js: its export is a Node server app .*Export handler\(body, context\), or a default export with fetch\(request, env, ctx\)/],
   ] as const) {
     folder(name, { 'function.js': app + tail, ...EXPRESS });
@@ -141,4 +140,7 @@ t.test('an Express app gets a sentence: Node server apps do not run yet, and wha
     t.match(deployed.stderr, says, name);
     t.notMatch(deployed.stderr, /prototype may only be/, name);
   }
+  folder('express_listen', { 'function.js': `${app}app.listen(3000);\n`, ...EXPRESS });
+  const listening = await islet(['deploy', 'express_listen'], { cwd: work, env });
+  t.equal(listening.code, 0, `an app that listens is served (${listening.stderr})`);
 });

@@ -13,6 +13,7 @@ import { crypto } from './crypto/manifest';
 import { events } from './events/manifest';
 import { fetch } from './fetch/manifest';
 import { fs } from './fs/manifest';
+import { httpServer } from './http-server/manifest';
 import { invoke } from './invoke/manifest';
 import { node } from './node/manifest';
 import { streams } from './streams/manifest';
@@ -43,6 +44,7 @@ export const CAPABILITIES = [
   fs,
   fetch,
   websockets,
+  httpServer,
   tzdata,
 ] as const satisfies readonly Capability[];
 

@@ -35,7 +35,7 @@ export const WRAPPER_LINES = 1;
 const MAX_BUNDLE_BYTES = 32 * 1024 * 1024;
 
 /** Changing how functions are built changes this, so cached builds of older recipes are not reused. */
-export const BUILD_RECIPE = `esbuild-${esbuild.version}-r1`;
+export const BUILD_RECIPE = `esbuild-${esbuild.version}-r2`;
 
 const ENTRY_NAMESPACE = 'islet-entry';
 const RUNTIME_NAMESPACE = 'islet-runtime';
@@ -73,7 +73,7 @@ export async function buildFunction(codeDir: string, entry: string): Promise<Fun
       supported: { 'dynamic-import': false },
       define: { 'import.meta': '__isletMeta' },
       metafile: true,
-      plugins: [isletPlugin(codeDir, shifts, resolvedAtRunTime)],
+      plugins: [isletPlugin(codeDir, path.resolve(codeDir, entry), shifts, resolvedAtRunTime)],
     });
   let result: esbuild.BuildResult & { outputFiles: esbuild.OutputFile[] };
   let async = false;
@@ -120,9 +120,11 @@ function functionPath(codeDir: string, file: string): string {
  * - Node built-ins (with or without `node:`) and `sdk`: the sandbox's own modules, required at run time;
  * - a `require()` that does not resolve now: left to run time, where it fails as in Node, when it runs;
  * - native addons (`.node`): a module that throws a clear error when required;
- * - each source file that uses `__dirname`, `__filename` or `import.meta` gets its own values of them.
+ * - each source file that uses `__dirname`, `__filename` or `import.meta` gets its own values of them;
+ * - the entry file, if it reads `require.main`, finds its own module there, as in Node (an app
+ *   that listens only `if (require.main === module)`).
  */
-function isletPlugin(codeDir: string, shifts: FunctionBuild['shifts'], resolvedAtRunTime: Set<string>): esbuild.Plugin {
+function isletPlugin(codeDir: string, entryFile: string, shifts: FunctionBuild['shifts'], resolvedAtRunTime: Set<string>): esbuild.Plugin {
   return {
     name: 'islet',
     setup(build) {
@@ -161,10 +163,14 @@ function isletPlugin(codeDir: string, shifts: FunctionBuild['shifts'], resolvedA
       build.onLoad({ filter: SOURCE_FILE }, async (args) => {
         const text = await fsp.readFile(args.path, 'utf8');
         const loader = loaderFor(args.path);
-        if (!/__dirname|__filename|import\.meta/.test(text)) return { contents: text, loader };
+        const locations = /__dirname|__filename|import\.meta/.test(text);
+        const main = args.path === entryFile && /\brequire\.main\b/.test(text);
+        if (!locations && !main) return { contents: text, loader };
         const file = functionPath(codeDir, args.path);
         const dir = path.posix.dirname(file);
-        const prefix = `var __filename = ${JSON.stringify(file)}, __dirname = ${JSON.stringify(dir)}, __isletMeta = { url: ${JSON.stringify(`file://${file}`)}, filename: ${JSON.stringify(file)}, dirname: ${JSON.stringify(dir)} };`;
+        let prefix = locations ? `var __filename = ${JSON.stringify(file)}, __dirname = ${JSON.stringify(dir)}, __isletMeta = { url: ${JSON.stringify(`file://${file}`)}, filename: ${JSON.stringify(file)}, dirname: ${JSON.stringify(dir)} };` : '';
+        // Guarded: an ES module that only mentions require.main has no `module`.
+        if (main) prefix += `if (typeof module === "object" && module) { require.main = module; module.id = "."; module.filename = ${JSON.stringify(file)}; }`;
         const { contents, line, column } = insertAfterPrologue(text, prefix);
         shifts[file.slice(1)] = { line, column, length: prefix.length };
         return { contents, loader };

@@ -16,6 +16,7 @@ export const fetch = {
     fetch: 'web/fetch',
   },
   ops: ['fetch', 'fetchRead', 'fetchCancel', 'background'],
-  dependsOn: ['streams', 'events', 'url', 'buffer', 'websockets'],
+  // http-server: the http module's createServer, Server and ServerResponse.
+  dependsOn: ['streams', 'events', 'url', 'buffer', 'websockets', 'http-server'],
   tests: ['test/node8-web.test.ts', 'test/python-egress.test.ts', 'test/sandbox.test.ts'],
 } as const satisfies Capability;

@@ -3,7 +3,10 @@
  * - the seed's `handler(body, context)`, returning a value or a `context.HTTPResponse`;
  * - a module whose default export has `fetch(request, env, ctx)`, called with a standard Request
  *   and answering a Response, as a Workers module does (a Hono or itty-router app deploys as is).
+ * A third, a Node HTTP server app (`http.createServer(handler).listen()` while the module loads),
+ * is not an export: the runtime takes it from the server that listens (engine/capabilities/http-server).
  */
+import type { ServeCall } from './internal';
 
 export type SeedHandler = (body: unknown, context: unknown) => unknown;
 export interface FetchTarget {
@@ -11,7 +14,7 @@ export interface FetchTarget {
   /** A Workers-style `scheduled(controller, env, ctx)`, for the function's schedules. */
   scheduled?(controller: unknown, env: unknown, ctx: unknown): unknown;
 }
-export type Entry = { style: 'seed'; handler: SeedHandler } | { style: 'fetch'; target: FetchTarget };
+export type Entry = { style: 'seed'; handler: SeedHandler } | { style: 'fetch'; target: FetchTarget } | { style: 'server'; serve: ServeCall };
 
 function hasFetch(value: unknown): value is FetchTarget {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && (typeof (value as FetchTarget).fetch === 'function' || typeof (value as FetchTarget).scheduled === 'function');
@@ -36,7 +39,7 @@ export function pickEntry(namespace: Record<string, unknown>, esm: boolean, main
   if (candidate === undefined && entrypoint === 'handler' && hasFetch(fallback)) return { style: 'fetch', target: fallback };
   const found = candidate === undefined ? 'nothing' : typeof candidate;
   throw new Error(
-    `${main} does not export a function named "${entrypoint}" (found ${found}; a module whose default export has a fetch(request, env, ctx) method can use entrypoint: default)`,
+    `${main} does not export a function named "${entrypoint}" (found ${found}; a module whose default export has a fetch(request, env, ctx) method can use entrypoint: default; a Node server app calls http.createServer(handler).listen() while it loads)`,
   );
 }
 
@@ -50,7 +53,7 @@ function isServerApp(value: unknown): boolean {
   return typeof app.listen === 'function' && ['use', 'handle', 'callback', 'register'].some((m) => typeof app[m] === 'function');
 }
 
-/** What a Node server app gets: a sentence saying what runs instead. */
+/** What a Node server app exported as a handler gets: a sentence saying how it runs. */
 export function serverAppMessage(main: string, what: string): string {
-  return `${main}: ${what} is a Node server app (Express, Connect, Koa or Fastify), and islet functions do not run Node servers yet: islet's own server calls the function. Export handler(body, context), or a default export with fetch(request, env, ctx) (a Hono or itty-router app is one and runs as it is)`;
+  return `${main}: ${what} is a Node server app (Express, Connect, Koa or Fastify), which is not a handler: call its listen() as the module loads (app.listen(3000); the port is ignored) and islet serves it. Or export handler(body, context), or a default export with fetch(request, env, ctx) (a Hono or itty-router app is one and runs as it is)`;
 }

@@ -35,7 +35,7 @@ import { makeBuiltinRequire } from './builtins';
 import { installGlobals, installLazyGlobals } from './globals';
 import { pickEntry, type Entry } from './handlers';
 import type { serveFetch as ServeFetch, serveScheduled as ServeScheduled } from '../../capabilities/fetch/guest/fetch';
-import { INTERNAL, type Internal, type OpAnswer } from './internal';
+import { INTERNAL, type Internal, type OpAnswer, type ServeCall } from './internal';
 import { ModuleSystem } from './modules';
 import { makeRequest } from './request';
 import { encodeError, encodeResult, HTTPResponse, setStreamOpener, userStack } from './response';
@@ -94,6 +94,13 @@ let memoryLimitMb = 128;
 
 const invoke = makeInvoke(op);
 
+/** The Node HTTP server that listened while the module loaded: it serves every call (engine/capabilities/http-server). */
+let serverCall: ServeCall | undefined;
+/** Set once the entry is known: a server that listens later serves nothing. */
+let loaded = false;
+/** Set when the module made a server: waits for one to listen (the http-server library's). */
+let untilListen: ((main: string, entrypoint: string) => Promise<void>) | undefined;
+
 /** Requires at run time (computed names, createRequire): made on first use. */
 let modules: ModuleSystem | undefined;
 const moduleSystem = () => (modules ??= new ModuleSystem(hostReadModule, builtin));
@@ -149,6 +156,14 @@ const internal: Internal = freeze({
   },
   get memoryLimitMb() {
     return memoryLimitMb;
+  },
+  serverCreated: (wait: (main: string, entrypoint: string) => Promise<void>) => {
+    untilListen ??= wait;
+  },
+  listen: (serve: ServeCall) => {
+    if (loaded || serverCall) return loaded ? 'loaded' : 'taken';
+    serverCall = serve;
+    return undefined;
   },
 });
 
@@ -220,16 +235,32 @@ function init(configJson: string, bundle: Bundle): unknown {
     require,
     (dir, id) => moduleSystem().requireFrom(dir)(id),
   );
-  // The handler's style is init's answer: the host keeps it with the version (the console shows it).
-  const finish = (): Entry['style'] => {
-    entry = pickEntry(namespace ?? {}, esm, config.main, config.entrypoint);
+  const serve = (): Entry['style'] => {
+    entry = { style: 'server', serve: serverCall! };
+    loaded = true;
     return entry.style;
+  };
+  // The handler's style is init's answer (or its promise's): the host keeps it with the version
+  // (the console shows it).
+  const finish = (): Entry['style'] | Promise<Entry['style']> => {
+    if (serverCall) return serve();
+    try {
+      entry = pickEntry(namespace ?? {}, esm, config.main, config.entrypoint);
+      loaded = true;
+      return entry.style;
+    } catch (err) {
+      // A module without a handler that made a server: it may listen a little later (Fastify).
+      if (!untilListen) throw err;
+      return promiseThen(promiseResolve(untilListen(config.main, config.entrypoint)), serve);
+    }
   };
   if (done instanceof NativePromise) {
     ready = promiseThen(done, finish);
     return ready;
   }
-  return finish();
+  const style = finish();
+  if (style instanceof NativePromise) ready = style;
+  return style;
 }
 
 function parseBody(raw: string | ArrayBuffer | undefined): unknown {
@@ -254,6 +285,7 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult |
   const requestId = head[0];
   current.requestId = requestId;
   const target = entry!;
+  if (target.style === 'server') return promiseThen(promiseResolve(target.serve(head, meta.slice(tab + 1), raw)), undefined, encodeError);
   if (target.style === 'fetch') {
     const { serveFetch, serveScheduled } = library<{ serveFetch: typeof ServeFetch; serveScheduled: typeof ServeScheduled }>('web/fetch');
     if (head[4]) return promiseThen(serveScheduled(target.target, head[4], env), undefined, encodeError);

@@ -9,7 +9,7 @@
  */
 import type { ChunkSource } from '../../capabilities/streams/guest/response-streams';
 import type { LibraryName } from '../../sandbox/library-names';
-import type { HostReply, NativeCall, OpKind } from '../../sandbox/protocol';
+import type { CallResult, HostReply, MetaHead, NativeCall, OpKind } from '../../sandbox/protocol';
 
 export const INTERNAL = 'islet:internal';
 
@@ -17,6 +17,9 @@ export interface OpAnswer {
   payload: string;
   body: ArrayBuffer | undefined;
 }
+
+/** How a listening Node HTTP server takes one call: its head, its headers' JSON and its body. */
+export type ServeCall = (head: MetaHead, headers: string, raw: string | ArrayBuffer | undefined) => Promise<CallResult>;
 
 export interface Internal {
   /** Appends a line to the function's logs, as the request running now. */
@@ -58,4 +61,14 @@ export interface Internal {
   takeWebAssembly(): unknown;
   /** The function's memory limit, in MB. */
   readonly memoryLimitMb: number;
+  /**
+   * A Node HTTP server was made: a module without a handler then waits for one to listen with
+   * `untilListen` (Fastify listens once its plugins are ready), which rejects with the load's error.
+   */
+  serverCreated(untilListen: (main: string, entrypoint: string) => Promise<void>): void;
+  /**
+   * The server that listens while the module loads serves the function's calls. Refused when one
+   * already listens ('taken') or the function has loaded ('loaded').
+   */
+  listen(serve: ServeCall): 'taken' | 'loaded' | undefined;
 }

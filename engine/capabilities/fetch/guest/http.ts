@@ -1,7 +1,8 @@
 // node8's `http` and `https`: a client (request, get, Agent) over the host's guarded egress, the
 // same path as `fetch`, so packages built on Node's http client (axios, node-fetch 2…) work. The
 // request body is gathered and sent when the request ends; the response is an IncomingMessage
-// stream. Servers are not available in functions.
+// stream. Its servers (createServer, Server, ServerResponse) are the http-server capability's,
+// loaded on first use: a function whose module listens is served by its server.
 import type { HostError } from '../../errors';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 import type { FetchAnswer, FetchRequest } from '../ops';
@@ -257,6 +258,9 @@ function readAsItArrives(res: IncomingMessage, id: number): void {
   });
 }
 
+/** The http-server capability's library: evaluated when a function first makes a server. */
+const server = () => internal.library<Record<'createServer' | 'Server' | 'ServerResponse', unknown>>('node/http-server');
+
 function makeModule(defaultProtocol: 'http:' | 'https:') {
   const globalAgent = new Agent();
   const request = (input: unknown, options?: Record<string, unknown> | ((res: IncomingMessage) => void), callback?: (res: IncomingMessage) => void) => {
@@ -273,23 +277,10 @@ function makeModule(defaultProtocol: 'http:' | 'https:') {
     req.end();
     return req;
   };
-  const unavailableError = (name: string) =>
-    Object.assign(
-      new Error(`${defaultProtocol.slice(0, -1)}.${name} is not available in islet functions: they do not run Node servers (an Express app's listen() among them) yet; islet's own server calls the function (export handler(body, context), or a default export with fetch(request, env, ctx))`),
-      { code: 'ERR_METHOD_NOT_IMPLEMENTED' },
-    );
   const unavailable = (name: string) => () => {
-    throw unavailableError(name);
+    throw Object.assign(new Error(`${defaultProtocol.slice(0, -1)}.${name} is not available in islet functions: islet ends TLS in front of functions (serve with http.createServer)`), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
   };
-  // Classes with a prototype: Express builds its request and response on Object.create(ServerResponse.prototype)
-  // as it loads, which failed on a function's missing prototype ("Object prototype may only be an Object or null").
-  const unavailableClass = (name: string, base: new () => object) =>
-    class extends base {
-      constructor() {
-        throw unavailableError(name);
-        super();
-      }
-    };
+  const servers = defaultProtocol === 'http:';
   return {
     request,
     get,
@@ -300,9 +291,13 @@ function makeModule(defaultProtocol: 'http:' | 'https:') {
     STATUS_CODES,
     METHODS,
     maxHeaderSize: 16384,
-    createServer: unavailable('createServer'),
-    Server: unavailableClass('Server', Object),
-    ServerResponse: unavailableClass('ServerResponse', Writable),
+    createServer: servers ? (...args: unknown[]) => (server().createServer as (...a: unknown[]) => unknown)(...args) : unavailable('createServer'),
+    get Server() {
+      return servers ? server().Server : unavailable('Server');
+    },
+    get ServerResponse() {
+      return servers ? server().ServerResponse : unavailable('ServerResponse');
+    },
     OutgoingMessage: Writable,
     validateHeaderName: (name: string) => {
       if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw Object.assign(new TypeError(`Header name must be a valid HTTP token ["${name}"]`), { code: 'ERR_INVALID_HTTP_TOKEN' });

@@ -17,8 +17,37 @@ const isIPv6 = (s: unknown) => typeof s === 'string' && s.includes(':') && /^[0-
 export const child_process = module('child_process', ['exec', 'execFile', 'execFileSync', 'execSync', 'fork', 'spawn', 'spawnSync'], ['ChildProcess']);
 export const cluster = module('cluster', ['fork', 'setupPrimary', 'setupMaster', 'disconnect', 'on', 'once'], ['Worker'], { isMaster: true, isPrimary: true, isWorker: false, workers: {}, settings: {} });
 export const dgram = module('dgram', ['createSocket'], ['Socket']);
-export const dnsPromises = module('dns.promises', ['lookup', 'lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveTxt', 'resolveSrv', 'reverse'], ['Resolver']);
-export const dns = module('dns', ['lookup', 'lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveTxt', 'resolveSrv', 'reverse', 'setServers', 'getServers'], ['Resolver'], { promises: dnsPromises });
+type Address = { address: string; family: number };
+/**
+ * What dns.lookup answers without a resolver: 'localhost' and IP literals (Fastify looks up the
+ * host it listens on); undefined for a name, which needs the network.
+ */
+function localLookup(hostname: unknown): Address | undefined {
+  if (hostname === 'localhost') return { address: '127.0.0.1', family: 4 };
+  if (isIPv4(hostname)) return { address: hostname as string, family: 4 };
+  if (isIPv6(hostname)) return { address: hostname as string, family: 6 };
+  return undefined;
+}
+
+const nameLookup = (api: string, hostname: unknown) =>
+  Object.assign(new Error(`${api} is not available in islet functions for a name (${JSON.stringify(hostname)}): it answers localhost and IP literals only`), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
+
+function lookup(hostname: unknown, options: unknown, callback?: unknown): void {
+  const done = (typeof options === 'function' ? options : callback) as (err: Error | null, address?: unknown, family?: number) => void;
+  const all = typeof options === 'object' && options !== null && (options as { all?: unknown }).all === true;
+  const found = localLookup(hostname);
+  if (!found) throw nameLookup('dns.lookup', hostname);
+  queueMicrotask(() => (all ? done(null, [found]) : done(null, found.address, found.family)));
+}
+
+async function lookupPromise(hostname: unknown, options?: unknown): Promise<Address | Address[]> {
+  const found = localLookup(hostname);
+  if (!found) throw nameLookup('dns.promises.lookup', hostname);
+  return typeof options === 'object' && options !== null && (options as { all?: unknown }).all === true ? [found] : found;
+}
+
+export const dnsPromises = module('dns.promises', ['lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveTxt', 'resolveSrv', 'reverse'], ['Resolver'], { lookup: lookupPromise });
+export const dns = module('dns', ['lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveTxt', 'resolveSrv', 'reverse', 'setServers', 'getServers'], ['Resolver'], { promises: dnsPromises, lookup });
 export const domain = module('domain', ['create'], ['Domain']);
 export const http2 = module('http2', ['connect', 'createServer', 'createSecureServer'], ['Http2ServerRequest', 'Http2ServerResponse'], { constants: {} });
 export const inspector = module('inspector', ['open', 'close', 'url', 'waitForDebugger'], ['Session'], { console: (globalThis as unknown as Record<string, unknown>).console });
