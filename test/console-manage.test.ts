@@ -105,7 +105,7 @@ function run(): void {
     const calls = await pixelsOf(canvases.nth(0), [0x0b, 0x57, 0xa4]);
     t.ok(calls > 10, `the calls line is drawn (${calls} pixels of its colour)`);
     const p50 = await pixelsOf(canvases.nth(1), [0x1d, 0x6b, 0x2f]);
-    t.ok(p50 > 10, `the p50 latency is drawn, as a dot when only one slot has calls (${p50} pixels of its colour)`);
+    t.ok(p50 > 0, `the p50 latency is drawn, as a dot when only one slot has calls (${p50} pixels of its colour)`);
     await page.getByText("The charts' figures as a table").click();
     t.match(await page.locator('details table').textContent(), /\d\d:\d\d:\d\d/, 'the figures are also given as text');
     await page.getByRole('button', { name: '1 hour' }).click();

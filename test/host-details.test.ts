@@ -34,7 +34,7 @@ t.test('/healthz: {"status":"ok"} to anyone; the operator sees everything; an ad
   t.same(JSON.parse(text), {
     status: 'ok',
     store: { kind: 'file', state: 'ok' },
-    runtimes: ['node8', 'python2'],
+    runtimes: ['node8', 'python2', 'python3'],
     account: { id: s.accountId, functions: 1, warmInstances: 1, warmMemoryBytes: (JSON.parse(text) as { account: { warmMemoryBytes: number } }).account.warmMemoryBytes },
   });
   for (const secret of [s.dataDir, other.accountId, 'description', 'pid']) t.notOk(text.includes(secret), `an admin key does not see ${secret}`);
