@@ -47,13 +47,15 @@ export function buildCli() {
     .option('--message <text>', 'A note kept with the version (shown by "islet versions")')
     .option('--percent <p>', 'Serve the new version to P% of calls, the previous one to the rest (0-100)')
     .option('--env <name=value>', "An env value for the function, over service.yml's and the shell's (repeatable)")
-    .action(async (name: string, options: { dir?: string; message?: string; percent?: string | number; env?: string | string[] }) =>
+    .option('--whole-node-modules', 'Upload node_modules whole, without building here to find the packages the code uses')
+    .action(async (name: string, options: { dir?: string; message?: string; percent?: string | number; env?: string | string[]; wholeNodeModules?: boolean }) =>
       out(
         await deploy(name, {
           dir: options.dir,
           message: options.message === undefined ? undefined : String(options.message),
           percent: options.percent === undefined ? undefined : String(options.percent),
           envValues: options.env === undefined ? undefined : [options.env].flat().map(String),
+          wholeNodeModules: Boolean(options.wholeNodeModules),
         }),
       ));
 

@@ -20,6 +20,8 @@ export interface DeployOptions {
   percent?: string;
   /** `NAME=VALUE` env values for the function, over service.yml's and the shell's (not the CLI's own credentials). */
   envValues?: string[];
+  /** Uploads node_modules whole instead of building here to find what the code uses. */
+  wholeNodeModules?: boolean;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   /** Draws upload progress; by default on stderr when it is a terminal, else not at all. */
@@ -58,7 +60,7 @@ export async function deploy(name: string, options: DeployOptions = {}): Promise
   const python = spec.runtime.startsWith('python');
   const leftOut = { files: 0, bytes: 0 };
   // Without node_modules there is nothing to leave out, and no build to make here (0.5 s at a load of 12).
-  const filter = python || !existsSync(path.join(dir, 'node_modules')) ? undefined : await nodeModulesFilter(dir, spec.file);
+  const filter = python || options.wholeNodeModules || !existsSync(path.join(dir, 'node_modules')) ? undefined : await nodeModulesFilter(dir, spec.file);
   const bundle = await packFolder(dir, { python, ...(filter ? { keep: filter.keep, leftOut } : {}) });
   const form = new FormData();
   form.set('spec', JSON.stringify(spec));
