@@ -132,7 +132,7 @@ t.test('an Express app exported as a handler gets a sentence saying how it runs;
   const app = 'const express = require("express");\nconst app = express();\napp.get("/", (req, res) => res.send("hi"));\n';
   for (const [name, tail, says] of [
     ['express_handler', 'exports.handler = app;\n', /function\.js: its export "handler" is a Node server app \(Express, Connect, Koa or Fastify\), which is not a handler: call its listen\(\) as the module loads/],
-    ['express_module', 'module.exports = app;\n', /function\.js: its export is a Node server app .*Export handler\(body, context\), or a default export with fetch\(request, env, ctx\)/],
+    ['express_module', 'module.exports = app;\n', /function\.js: its export is a Node server app .*[Ee]xport handler\(body, context\), or a default export with fetch\(request, env, ctx\)/],
   ] as const) {
     folder(name, { 'function.js': app + tail, ...EXPRESS });
     const deployed = await islet(['deploy', name], { cwd: work, env });
