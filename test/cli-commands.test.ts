@@ -1,10 +1,9 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import t from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { islet, ISLET_BIN } from './helpers/cli';
+import { cliWorkspace, islet, ISLET_BIN, serviceFolder } from './helpers/cli';
 import { fixture, startTestServer, type TestServer } from './helpers/server';
 import { eventually } from './helpers/supervised';
 
@@ -21,23 +20,12 @@ t.setTimeout(300_000);
 
 t.before(async () => {
   s = await startTestServer();
-  work = mkdtempSync(path.join(tmpdir(), 'islet-cli-'));
-  env = {
-    PATH: process.env.PATH,
-    HOME: work,
-    XDG_CONFIG_HOME: path.join(work, 'config'),
-    ISLET_URL: s.url,
-    ISLET_ACCOUNT: s.accountId,
-    ISLET_API_KEY: s.apiKey,
-  };
+  ({ work, env } = cliWorkspace(s));
 });
 t.teardown(() => s.stop());
 
 function folder(yml: string, files: Record<string, string> = { 'function.js': 'exports.handler = () => process.env;\n' }): string {
-  const dir = mkdtempSync(path.join(work, 'fn-'));
-  writeFileSync(path.join(dir, 'service.yml'), yml);
-  for (const [file, text] of Object.entries(files)) writeFileSync(path.join(dir, file), text);
-  return dir;
+  return serviceFolder(work, yml, files);
 }
 
 t.test('schedules and asynchronous invocations: islet schedules, invoke --async, invocations', async (t) => {

@@ -1,8 +1,7 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import t from 'tap';
-import { islet } from './helpers/cli';
+import { cliWorkspace, islet, serviceFolder } from './helpers/cli';
 import { startTestServer, type TestServer } from './helpers/server';
 
 // The islet CLI with Python functions: what a Python bundle leaves out, and how a module-level error
@@ -13,16 +12,12 @@ let work: string;
 
 t.before(async () => {
   s = await startTestServer();
-  work = mkdtempSync(path.join(tmpdir(), 'islet-cli-py-'));
-  env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), ISLET_URL: s.url, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: s.apiKey };
+  ({ work, env } = cliWorkspace(s));
 });
 t.teardown(() => s.stop());
 
 function folder(yml: string, files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(work, 'fn-'));
-  writeFileSync(path.join(dir, 'service.yml'), yml);
-  for (const [file, text] of Object.entries(files)) writeFileSync(path.join(dir, file), text);
-  return dir;
+  return serviceFolder(work, yml, files);
 }
 
 t.test('a Python deploy leaves out __pycache__ and native libraries, and names the line of a module-level error', async (t) => {

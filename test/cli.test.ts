@@ -1,8 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
 import t from 'tap';
-import { islet } from './helpers/cli';
+import { cliWorkspace, islet, serviceFolder } from './helpers/cli';
 import { startTestServer, type TestServer } from './helpers/server';
 
 // The islet CLI, run as a real executable against a real server.
@@ -16,15 +13,7 @@ t.setTimeout(300_000);
 
 t.before(async () => {
   s = await startTestServer();
-  work = mkdtempSync(path.join(tmpdir(), 'islet-cli-'));
-  env = {
-    PATH: process.env.PATH,
-    HOME: work,
-    XDG_CONFIG_HOME: path.join(work, 'config'),
-    ISLET_URL: s.url,
-    ISLET_ACCOUNT: s.accountId,
-    ISLET_API_KEY: s.apiKey,
-  };
+  ({ work, env } = cliWorkspace(s));
 });
 t.teardown(() => s.stop());
 
@@ -78,10 +67,7 @@ for (const runtime of ['node8', 'python2']) {
 }
 
 function folder(yml: string, files: Record<string, string> = { 'function.js': 'exports.handler = () => process.env;\n' }): string {
-  const dir = mkdtempSync(path.join(work, 'fn-'));
-  writeFileSync(path.join(dir, 'service.yml'), yml);
-  for (const [file, text] of Object.entries(files)) writeFileSync(path.join(dir, file), text);
-  return dir;
+  return serviceFolder(work, yml, files);
 }
 
 t.test('env: an empty value is taken from the shell; unset, the deploy fails naming the variable', async (t) => {

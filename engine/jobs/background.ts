@@ -1,4 +1,5 @@
 import type { Admission } from '../admission';
+import type { InvokeRequest } from '../engine';
 import { ServiceError } from '../errors';
 import type { Limits } from '../limits';
 import { isFunctionName, isPublicName } from '../manifest';
@@ -10,16 +11,7 @@ import { AsyncRunner, type RunOutcome } from './runner';
 import { Scheduler } from './scheduler';
 
 /** A call to accept for later (`POST /v2/async/…`), as `/v2/run` would take it. */
-export interface AsyncRequest {
-  accountId: string;
-  functionName: string;
-  apiKey: string | undefined;
-  method: string;
-  path: string;
-  rawQuery: string;
-  headers: Record<string, string>;
-  body: Buffer;
-}
+export type AsyncRequest = Pick<InvokeRequest, 'accountId' | 'functionName' | 'apiKey' | 'method' | 'path' | 'rawQuery' | 'headers' | 'body'>;
 
 /** What runs a call the server starts itself (the engine's dispatchQueued). */
 export type RunQueued = (request: AsyncRequest & { requestId: string }, trigger: { label: string; scheduled?: { cron: string; scheduledTime: number } }) => Promise<RunOutcome>;

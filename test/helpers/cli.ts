@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from './server';
 
@@ -22,4 +24,22 @@ export function islet(args: string[], options: { cwd?: string; env?: NodeJS.Proc
       resolve({ code, stdout: String(stdout), stderr: String(stderr) + killed });
     });
   });
+}
+
+/**
+ * A work folder and the environment for the CLI against `server`: its credentials in ISLET_*, and a
+ * home and config folder of the work folder's own (no login file of the machine's).
+ */
+export function cliWorkspace(server: { url: string; accountId: string; apiKey: string }): { work: string; env: NodeJS.ProcessEnv } {
+  const work = mkdtempSync(path.join(tmpdir(), 'islet-cli-'));
+  const env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), ISLET_URL: server.url, ISLET_ACCOUNT: server.accountId, ISLET_API_KEY: server.apiKey };
+  return { work, env };
+}
+
+/** A new function folder under `work` with `service.yml` and `files`. */
+export function serviceFolder(work: string, yml: string, files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(work, 'fn-'));
+  writeFileSync(path.join(dir, 'service.yml'), yml);
+  for (const [file, text] of Object.entries(files)) writeFileSync(path.join(dir, file), text);
+  return dir;
 }
