@@ -20,9 +20,6 @@ declare module 'unenv/node/*' {
   const m: Record<string, unknown> & ((...args: unknown[]) => unknown);
   export default m;
 }
-declare module '@ungap/structured-clone' {
-  export default function structuredClone<T>(value: T, options?: { lossy?: boolean; json?: boolean }): T;
-}
 declare module 'event-target-shim' {
   export class Event {
     constructor(type: string, init?: { bubbles?: boolean; cancelable?: boolean; composed?: boolean });
