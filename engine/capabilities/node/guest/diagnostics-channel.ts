@@ -118,11 +118,18 @@ export class TracingChannel {
 
   traceSync<R>(fn: (...args: unknown[]) => R, context: Context = {}, thisArg?: unknown, ...args: unknown[]): R {
     if (!this.hasSubscribers) return Reflect.apply(fn, thisArg, args) as R;
+    return this.traced(context, () => {
+      const result = Reflect.apply(fn, thisArg, args) as R;
+      context.result = result;
+      return result;
+    });
+  }
+
+  /** Runs `body` between `start` and `end` (in the start channel's stores), publishing `error` if it throws. */
+  private traced<R>(context: Context, body: () => R): R {
     return this.start.runStores(context, () => {
       try {
-        const result = Reflect.apply(fn, thisArg, args) as R;
-        context.result = result;
-        return result;
+        return body();
       } catch (err) {
         context.error = err;
         this.error.publish(context);
@@ -148,18 +155,7 @@ export class TracingChannel {
       this.asyncEnd.publish(context);
       return Promise.reject(err);
     };
-    return this.start.runStores(context, () => {
-      try {
-        const value = Reflect.apply(fn, thisArg, args) as PromiseLike<R> | R;
-        return Promise.resolve(value).then(resolve, reject);
-      } catch (err) {
-        context.error = err;
-        this.error.publish(context);
-        throw err;
-      } finally {
-        this.end.publish(context);
-      }
-    });
+    return this.traced(context, () => Promise.resolve(Reflect.apply(fn, thisArg, args) as PromiseLike<R> | R).then(resolve, reject));
   }
 
   traceCallback<R>(fn: (...args: unknown[]) => R, position = -1, context: Context = {}, thisArg?: unknown, ...args: unknown[]): R {
@@ -183,17 +179,7 @@ export class TracingChannel {
         }
       });
     };
-    return this.start.runStores(context, () => {
-      try {
-        return Reflect.apply(fn, thisArg, args) as R;
-      } catch (err) {
-        context.error = err;
-        this.error.publish(context);
-        throw err;
-      } finally {
-        this.end.publish(context);
-      }
-    });
+    return this.traced(context, () => Reflect.apply(fn, thisArg, args) as R);
   }
 }
 
