@@ -2,6 +2,15 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { containedPath } from './contained-path';
 
+/** The names in an account's log folder (`<root>/<account>`), none when it does not exist yet. */
+export async function accountLogNames(root: string, account: string): Promise<string[]> {
+  try {
+    return await fsp.readdir(containedPath(root, account));
+  } catch {
+    return [];
+  }
+}
+
 /** A file smaller than this is not worth a rotation of its own: an account's share is never cut finer. */
 const MIN_FILE_BYTES = 16 * 1024;
 
@@ -66,12 +75,7 @@ export class AccountLogBytes {
 
   private async files(account: string): Promise<{ file: string; size: number; mtimeMs: number }[]> {
     const dir = containedPath(this.root, account);
-    let names: string[];
-    try {
-      names = await fsp.readdir(dir);
-    } catch {
-      return [];
-    }
+    const names = await accountLogNames(this.root, account);
     const out: { file: string; size: number; mtimeMs: number }[] = [];
     for (const name of names.filter(this.isOwn)) {
       const file = path.join(dir, name);

@@ -2,7 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { containedPath } from './contained-path';
 import { LogArena, type DrainedLog } from './log-arena';
-import { AccountLogBytes } from './log-quota';
+import { accountLogNames, AccountLogBytes } from './log-quota';
 
 /**
  * One line of a function's logs: console output, the summary of a call (`level: 'call'`), or a
@@ -253,12 +253,7 @@ export class LogStore implements LogReader {
   /** The function's log files of every writer, each rotated one before the current one. */
   async filesOf(account: string, name: string): Promise<string[]> {
     const dir = containedPath(this.root, account);
-    let names: string[];
-    try {
-      names = await fsp.readdir(dir);
-    } catch {
-      return [];
-    }
+    const names = await accountLogNames(this.root, account);
     // Function names have no dots: `<name>.log`, `<name>.<writer>.log`, and `.1` after either.
     const own = names.filter((f) => f.startsWith(`${name}.`) && /^\.(\d+\.)?log(\.1)?$/.test(f.slice(name.length))).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
     return own.map((f) => containedPath(dir, f));
