@@ -2,23 +2,14 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
 import { cronProblem, MAX_RETRIES, MAX_SCHEDULES, timezoneProblem } from '../engine/jobs/cron';
-import { RUNTIMES, unknownRuntime } from '../engine/manifest';
+import { RUNTIMES, unknownRuntime, type FunctionSpec } from '../engine/manifest';
 import { CliError } from './errors';
 
-/** One function of service.yml, ready to deploy (env resolved to strings). */
-export interface DeploySpec {
-  name: string;
-  runtime: string;
-  file: string;
-  entrypoint: string;
-  env: Record<string, string>;
-  timeoutMs?: number;
-  memoryMb?: number;
-  schedules?: string[];
-  timezone?: string;
-  catchup?: boolean;
-  retries?: number;
-}
+/**
+ * One function of service.yml, ready to deploy (env resolved to strings): what a deploy asks for,
+ * with the runtime as written (the server names an unknown one).
+ */
+export type DeploySpec = Omit<FunctionSpec, 'runtime'> & { runtime: string };
 
 export interface ServiceFile {
   /** The path shown in messages. */
