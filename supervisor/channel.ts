@@ -1,3 +1,5 @@
+import { serverLog } from '../engine/server-log';
+
 /**
  * Requests and notices over a Node IPC channel (a forked worker's `process`, or the supervisor's
  * handle of it). A request gets exactly one answer; if the other side goes away first, every
@@ -76,7 +78,7 @@ export class Channel {
     if (message.t === 'note') {
       void Promise.resolve()
         .then(() => handler?.(message.body))
-        .catch((err: unknown) => console.error(`[islet] ${message.op}:`, err));
+        .catch((err: unknown) => serverLog.error({ code: 'ERR_INTERNAL', op: message.op, err }, `the ${message.op} notice failed: ${(err as Error)?.message ?? String(err)}`));
       return;
     }
     if (message.t !== 'req') return;

@@ -1,4 +1,5 @@
 import type { Limits } from '../engine/limits';
+import type { LogLevel } from '../engine/server-log';
 import type { StoreChange } from '../engine/store/store';
 
 /**
@@ -52,6 +53,8 @@ export interface WorkerConfig {
   keepVersions: number | undefined;
   metrics: boolean;
   metricsToken: string | undefined;
+  /** The server log's level. */
+  logLevel: LogLevel;
 }
 
 export interface WorkerStats {

@@ -6,11 +6,12 @@
  */
 import type { Engine } from '../engine/engine';
 import { catastrophes } from '../engine/isolate/instance';
+import { configureServerLog, serverLog } from '../engine/server-log';
 import type { Store } from '../engine/store/store';
 import { localFigures, type PeerQuery } from '../http/peers';
 import { startServer, type RunningServer } from '../http/server';
 import { Channel, type Endpoint } from './channel';
-import { advertisedUrl, type ClusterLogs } from './cluster-logs';
+import { advertisedUrl, nodeId, type ClusterLogs } from './cluster-logs';
 import { openEngine } from './compose';
 import { ChannelCoordinator } from './coordinator';
 import type { WorkerConfig, WorkerReport, WorkerStats } from './messages';
@@ -23,6 +24,7 @@ const bounded = (work: Promise<unknown> | undefined) => Promise.race([work, new 
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.ISLET_WORKER ?? '') as WorkerConfig;
+  configureServerLog({ level: config.logLevel, worker: config.slot, node: config.storeUrl === undefined ? undefined : nodeId(config.dataDir) });
   const channel = new Channel(process as unknown as Endpoint);
   const started = Date.now();
   let engine: Engine | undefined;
@@ -48,7 +50,7 @@ async function main(): Promise<void> {
   /** Stops taking connections, lets the calls in flight finish, writes the logs, exits 0. */
   const drain = (reason: string): Promise<void> => {
     draining ??= (async () => {
-      console.error(`[islet] worker ${config.slot} (pid ${process.pid}) draining: ${reason}`);
+      serverLog.info({ reason }, `worker ${config.slot} (pid ${process.pid}) draining: ${reason}`);
       await server?.drain();
       cluster?.stop();
       // A client may still send a call on a kept-alive connection that had nothing in flight; it is
@@ -130,6 +132,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(`[islet] worker failed to start: ${(err as Error)?.stack ?? String(err)}`);
+  serverLog.fatal({ code: 'ERR_WORKER_START', err }, `worker failed to start: ${(err as Error)?.message ?? String(err)}`);
   process.exit(1);
 });

@@ -4,6 +4,7 @@ import { toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
 import type { HandlerStyle } from '../manifest';
 import { checkBodySize, checkResponseHeaders, checkStatus, contentTypeOf, jsonResponse } from '../response';
+import { serverLog } from '../server-log';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
 import { hostErrorText } from '../capabilities/errors';
 import { EgressBodies } from '../capabilities/fetch/bodies';
@@ -402,7 +403,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
       done(outcome);
     } catch (err) {
       // A failure while answering one call must not leave the rest of its batch unanswered.
-      console.error('[islet] internal error while answering a call:', err);
+      serverLog.error({ code: 'ERR_INTERNAL', err }, `internal error while answering a call: ${(err as Error)?.message ?? String(err)}`);
     }
     this.disposeIfDone();
   }
@@ -496,7 +497,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     try {
       call.done({ ok: true, response });
     } catch (err) {
-      console.error('[islet] internal error while answering a call:', err);
+      serverLog.error({ code: 'ERR_INTERNAL', err }, `internal error while answering a call: ${(err as Error)?.message ?? String(err)}`);
     }
   }
 

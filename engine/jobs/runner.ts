@@ -1,5 +1,6 @@
 import type { ServiceError } from '../errors';
 import { retriesOf, type FunctionManifest } from '../manifest';
+import { serverLog } from '../server-log';
 import { backoffMs, type InvocationRecord, type JobStore } from './records';
 
 /** How a run ended, as the engine answered it. */
@@ -120,7 +121,7 @@ export class AsyncRunner {
     this.running++;
     this.byAccount.set(record.account, (this.byAccount.get(record.account) ?? 0) + 1);
     const work = this.execute(record)
-      .catch((err: unknown) => console.error(`[islet] invocation ${record.id}: ${(err as Error)?.message ?? String(err)}`))
+      .catch((err: unknown) => serverLog.error({ code: 'ERR_INTERNAL', invocationId: record.id, requestId: record.requestId, err }, `invocation ${record.id}: ${(err as Error)?.message ?? String(err)}`))
       .finally(() => {
         this.running--;
         const left = (this.byAccount.get(record.account) ?? 1) - 1;
