@@ -61,28 +61,44 @@ export const BACKGROUND_TASKS = [
   'key-use-write',
   'node-heartbeat',
   'node-list',
+  'job-claim',
   'job-prune',
   'job-recover',
   'schedule-tick',
   'code-cache-write',
   'code-adopt',
-  'log-rotate',
+  'log-write',
   'log-flush',
-  'store-close',
   'change-broadcast',
   'peer-figures',
 ] as const;
 export type BackgroundTask = (typeof BACKGROUND_TASKS)[number];
 
-const backgroundErrors = new Map<BackgroundTask, number>(BACKGROUND_TASKS.map((task) => [task, 0]));
+/**
+ * A task that keeps failing (a database out of reach fails the job claim every second, a full disk
+ * every log write of every function every 250 ms) writes one line per task this often, saying how
+ * many failures it did not write; every failure is counted.
+ */
+const QUIET_MS = 10_000;
+
+const tasks = new Map(BACKGROUND_TASKS.map((task) => [task, { count: 0, loggedAt: -Infinity, unlogged: 0 }]));
 
 /** A background task failed: a warning in the server's log (ERR_BACKGROUND, the task, the error), and one more in its count. */
 export function backgroundFailed(task: BackgroundTask, err: unknown, message: string, fields: LogFields = {}): void {
-  backgroundErrors.set(task, (backgroundErrors.get(task) ?? 0) + 1);
-  serverLog.warn({ code: 'ERR_BACKGROUND', task, err, ...fields }, message);
+  const state = tasks.get(task)!;
+  state.count++;
+  const now = performance.now();
+  if (now - state.loggedAt < QUIET_MS) {
+    state.unlogged++;
+    return;
+  }
+  const unlogged = state.unlogged;
+  state.loggedAt = now;
+  state.unlogged = 0;
+  serverLog.warn({ code: 'ERR_BACKGROUND', task, err, ...fields, ...(unlogged ? { failuresNotLogged: unlogged } : {}) }, `${message}: ${(err as Error)?.message ?? String(err)}`);
 }
 
 /** The failures of each background task in this process so far (every task, 0 included). */
-export function backgroundErrorCounts(): ReadonlyMap<BackgroundTask, number> {
-  return backgroundErrors;
+export function backgroundErrorCounts(): [BackgroundTask, number][] {
+  return [...tasks].map(([task, state]) => [task, state.count]);
 }

@@ -50,6 +50,11 @@ export class Channel {
     if (!this.closed && this.endpoint.connected) this.post({ t: 'note', op, body });
   }
 
+  /** The other process is still there. */
+  get open(): boolean {
+    return !this.closed && this.endpoint.connected;
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

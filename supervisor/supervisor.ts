@@ -4,7 +4,7 @@ import type { Limits } from '../engine/limits';
 import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import type { StoreChange } from '../engine/store/store';
 import { MemoryQueueBroker } from '../engine/store/file/queue-broker';
-import { serverLog } from '../engine/server-log';
+import { backgroundFailed, serverLog } from '../engine/server-log';
 import { Channel } from './channel';
 import { answerQueue, type QueueRequest } from './queue';
 import type { WorkerConfig, WorkerReport, WorkerStats } from './messages';
@@ -203,6 +203,7 @@ export class Supervisor {
       }),
       exited: new Promise<void>((resolve) => (markExited = resolve)),
     };
+    // Benign: only marks the rejection as handled; start() and recycle() await it and say why it failed.
     worker.ready.catch(() => undefined);
     this.live.add(worker);
     if (!replacing) slot.worker = worker;
@@ -343,7 +344,7 @@ export class Supervisor {
     await Promise.all(
       others.map((w) =>
         Promise.race([
-          w.channel.request(op, body).catch(() => undefined),
+          w.channel.request(op, body).catch((err: unknown) => this.peerFailed(w, 'change-broadcast', op, err)),
           new Promise<void>((resolve) => setTimeout(resolve, ANSWER_MS).unref()),
         ]),
       ),
@@ -356,12 +357,18 @@ export class Supervisor {
     const answers = await Promise.all(
       others.map((w) =>
         Promise.race([
-          w.channel.request(op, body).catch(() => undefined),
+          w.channel.request(op, body).catch((err: unknown) => this.peerFailed(w, 'peer-figures', op, err)),
           new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ANSWER_MS).unref()),
         ]),
       ),
     );
     return answers.filter((a) => a !== undefined && a !== null);
+  }
+
+  /** A worker did not answer `op`: logged and counted, unless it went away meanwhile (its exit is logged on its own). */
+  private peerFailed(worker: Worker, task: 'change-broadcast' | 'peer-figures', op: string, err: unknown): undefined {
+    if (worker.channel.open) backgroundFailed(task, err, `worker ${worker.slot.index} (pid ${worker.child.pid}) failed ${op}`, { slot: worker.slot.index });
+    return undefined;
   }
 
   private health(): WorkerReport[] {
