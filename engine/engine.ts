@@ -16,6 +16,7 @@ import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
 import { describeFunction, isFunctionName, isPublicName, validateSpec, type FunctionDescription, type FunctionManifest, type RuntimeName } from './manifest';
 import { catastrophes } from './isolate/instance';
 import { Management } from './manage';
+import { channelObserver, publishDeploy } from './events';
 import { logObserver, metricsObserver, observers, type CallObserver } from './observer';
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
@@ -176,7 +177,7 @@ export class Engine {
     this.logs = options.logs;
     this.logReader = options.logReader ?? options.logs;
     const metrics = options.metrics ?? true;
-    this.observer = metrics ? observers(logObserver(options.logs), metricsObserver()) : logObserver(options.logs);
+    this.observer = metrics ? observers(logObserver(options.logs), metricsObserver(), channelObserver()) : observers(logObserver(options.logs), channelObserver());
     this.history = metrics ? new History(this.functionStats) : undefined;
     this.pool = new WarmPool(this.limits.maxWarmInstances, this.limits.maxWarmMemoryMb, {
       maxPerVersion: this.limits.maxInstancesPerVersion,
@@ -241,6 +242,18 @@ export class Engine {
    * error the previous version keeps serving.
    */
   async deploy(accountId: string, specInput: unknown, source: BundleSource, request: DeployRequest = {}): Promise<FunctionManifest> {
+    const started = performance.now();
+    try {
+      const manifest = await this.deployVersion(accountId, specInput, source, request);
+      publishDeploy(accountId, started, { manifest });
+      return manifest;
+    } catch (err) {
+      publishDeploy(accountId, started, { error: err, spec: specInput });
+      throw err;
+    }
+  }
+
+  private async deployVersion(accountId: string, specInput: unknown, source: BundleSource, request: DeployRequest): Promise<FunctionManifest> {
     if (!this.catalog.hasAccount(accountId)) throw new ServiceError('ERR_NOT_FOUND', `no account ${accountId}`);
     const spec = validateSpec(specInput, this.limits);
     const percent = request.percent === undefined ? undefined : checkPercent(request.percent);
