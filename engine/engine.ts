@@ -14,7 +14,6 @@ import type { FunctionSocket } from './capabilities/websockets/host';
 import { DEFAULT_LIMITS, type Limits } from './limits';
 import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
 import { describeFunction, isFunctionName, isPublicName, validateSpec, type FunctionDescription, type FunctionManifest, type RuntimeName } from './manifest';
-import { catastrophes } from './isolate/instance';
 import { Management } from './manage';
 import { channelObserver, publishDeploy } from './events';
 import { logObserver, metricsObserver, observers, type CallObserver } from './observer';
@@ -38,8 +37,11 @@ export { clientError, errorResponse, responseHeaders };
 /** What the engine gives a runtime it creates: the limits, and where to report its instances' deaths and sizes. */
 export interface RuntimeContext {
   limits: Limits;
-  /** An instance died on its own (memory limit, timeout): the warm cache drops it. */
-  onInstanceDeath(instance: Instance): void;
+  /**
+   * An instance died on its own (memory limit, timeout): the warm cache drops it. `catastrophic`:
+   * V8 parked its thread after a fatal out-of-memory, counted in `stats()` (its process is replaced).
+   */
+  onInstanceDeath(instance: Instance, catastrophic: boolean): void;
   /** An instance's size is known or changed: the warm cache counts it. */
   onInstanceSized(instance: Instance): void;
 }
@@ -162,6 +164,8 @@ export class Engine {
   readonly background: Background;
   readonly history: History | undefined;
   private readonly observer: CallObserver;
+  /** Isolates whose thread V8 parked after a fatal out-of-memory (see notes in README). */
+  private catastrophicOutOfMemory = 0;
   private readonly logReader: LogReader;
   private readonly runtimes = new Map<RuntimeName, Runtime>();
   /** Every runtime name served, aliases included (`/healthz`). */
@@ -207,7 +211,10 @@ export class Engine {
     this.hostWork = new HostWorkPool({ threads: this.limits.hostWorkThreads });
     const context: RuntimeContext = {
       limits: this.limits,
-      onInstanceDeath: (instance) => this.pool.forget(instance),
+      onInstanceDeath: (instance, catastrophic) => {
+        if (catastrophic) this.catastrophicOutOfMemory++;
+        this.pool.forget(instance);
+      },
       onInstanceSized: (instance) => this.pool.resize(instance),
     };
     for (const registration of options.runtimes) {
@@ -316,7 +323,7 @@ export class Engine {
       runtimes: this.runtimeNames,
       accounts: this.catalog.accountCount,
       functions: this.catalog.size,
-      catastrophicOutOfMemory: catastrophes.count,
+      catastrophicOutOfMemory: this.catastrophicOutOfMemory,
     };
   }
 

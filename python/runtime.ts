@@ -24,7 +24,7 @@ export interface PythonRuntimeOptions {
   cacheDir: string;
   /** Keep one interpreter booted ahead (see Limits.pythonSpare). */
   keepSpare: boolean;
-  onInstanceDeath(instance: Instance): void;
+  onInstanceDeath(instance: Instance, catastrophic: boolean): void;
 }
 
 /** Pyodide's files and the snapshot, read once and copied into each new isolate. */
@@ -177,7 +177,7 @@ export class PythonRuntime implements Runtime {
         timeoutMs,
         responseBodyBytes: this.options.responseBodyBytes,
         services,
-        onDeath: (dead) => this.options.onInstanceDeath(dead),
+        onDeath: (dead, catastrophic) => this.options.onInstanceDeath(dead, catastrophic),
         disposeOnTimeout: true,
       });
       // The files' names and sizes: their bytes are read from the host when the sandbox first needs them.

@@ -3,13 +3,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import type { LogEntry, LogQuery, LogReader, LogStore } from '../engine/logs';
+import type { NodeDirectory } from '../engine/store/store';
 import { backgroundFailed, serverLog } from '../engine/server-log';
-
-/** What the logs of several nodes need from the shared store: who is alive, and where. */
-export interface NodeDirectory {
-  registerNode(id: string, url: string): Promise<void>;
-  liveNodes(withinMs: number): Promise<{ id: string; url: string }[]>;
-}
 
 const HEARTBEAT_MS = 10_000;
 /** A node not seen for this long is left out of reads. */

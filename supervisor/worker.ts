@@ -5,7 +5,6 @@
  * drains when asked, when the supervisor goes away, or on SIGTERM/SIGINT.
  */
 import type { Engine } from '../engine/engine';
-import { catastrophes } from '../engine/isolate/instance';
 import { configureServerLog, serverLog } from '../engine/server-log';
 import type { Store } from '../engine/store/store';
 import { localFigures, type PeerQuery } from '../http/peers';
@@ -39,7 +38,7 @@ async function main(): Promise<void> {
       slot: config.slot,
       rssMb: Math.round(process.memoryUsage.rss() / (1024 * 1024)),
       active: server?.active ?? 0,
-      catastrophicOutOfMemory: catastrophes.count,
+      catastrophicOutOfMemory: s?.catastrophicOutOfMemory ?? 0,
       warm: s?.warm ?? 0,
       warmMb: s?.warmMb ?? 0,
       functions: s?.functions ?? 0,
@@ -67,7 +66,7 @@ async function main(): Promise<void> {
       );
       // After a fatal out-of-memory, exit() waits forever for the isolate thread V8 parked (isolated-vm
       // joins its threads on the way out): the logs are written, so the process ends itself hard.
-      if (catastrophes.count > 0) process.kill(process.pid, 'SIGKILL');
+      if ((engine?.stats().catastrophicOutOfMemory ?? 0) > 0) process.kill(process.pid, 'SIGKILL');
       process.exit(0);
     })();
     return draining;

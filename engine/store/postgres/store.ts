@@ -16,6 +16,7 @@ import type {
   DeployCheck,
   DeployOptions,
   FunctionRecord,
+  NodeDirectory,
   KeyScope,
   NewAccount,
   NewKey,
@@ -69,6 +70,8 @@ export class PostgresStore implements Store {
   private readonly coordinator: Coordinator;
   private readonly keepVersions: number;
   readonly jobs: PostgresJobs;
+  /** Every node on this database registers itself here (logs across nodes). */
+  readonly nodes: NodeDirectory = this;
   /** This node's id, as its running invocations name it. */
   readonly nodeId: string;
 
