@@ -2,6 +2,7 @@ import { ServiceError } from './errors';
 import type { Limits } from './limits';
 import type { Catalog } from './store/catalog';
 import type { AccountRecord, ApiKeyRecord, KeyScope, Store } from './store/store';
+import { backgroundFailed } from './server-log';
 
 /**
  * An account's share of the server: its calls in flight and a token bucket for its rate. One per
@@ -146,7 +147,7 @@ export class KeyUseRecorder {
   async flush(): Promise<void> {
     const at = new Date().toISOString();
     for (const [accountId, ids] of this.catalog.takeUsedKeys()) {
-      await this.store.touchKeys(accountId, Object.fromEntries(ids.map((id) => [id, at]))).catch(() => undefined);
+      await this.store.touchKeys(accountId, Object.fromEntries(ids.map((id) => [id, at]))).catch((err: unknown) => backgroundFailed('key-use-write', err, `the last use of ${ids.length} key(s) of account ${accountId} was not recorded`));
     }
   }
 

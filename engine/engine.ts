@@ -14,8 +14,8 @@ import type { FunctionSocket } from './capabilities/websockets/host';
 import { DEFAULT_LIMITS, type Limits } from './limits';
 import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
 import { describeFunction, isFunctionName, isPublicName, validateSpec, type FunctionDescription, type FunctionManifest, type RuntimeName } from './manifest';
-import { catastrophes } from './isolate/instance';
 import { Management } from './manage';
+import { channelObserver, publishDeploy } from './events';
 import { logObserver, metricsObserver, observers, type CallObserver } from './observer';
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
@@ -37,8 +37,11 @@ export { clientError, errorResponse, responseHeaders };
 /** What the engine gives a runtime it creates: the limits, and where to report its instances' deaths and sizes. */
 export interface RuntimeContext {
   limits: Limits;
-  /** An instance died on its own (memory limit, timeout): the warm cache drops it. */
-  onInstanceDeath(instance: Instance): void;
+  /**
+   * An instance died on its own (memory limit, timeout): the warm cache drops it. `catastrophic`:
+   * V8 parked its thread after a fatal out-of-memory, counted in `stats()` (its process is replaced).
+   */
+  onInstanceDeath(instance: Instance, catastrophic: boolean): void;
   /** An instance's size is known or changed: the warm cache counts it. */
   onInstanceSized(instance: Instance): void;
 }
@@ -161,6 +164,8 @@ export class Engine {
   readonly background: Background;
   readonly history: History | undefined;
   private readonly observer: CallObserver;
+  /** Isolates whose thread V8 parked after a fatal out-of-memory (see notes in README). */
+  private catastrophicOutOfMemory = 0;
   private readonly logReader: LogReader;
   private readonly runtimes = new Map<RuntimeName, Runtime>();
   /** Every runtime name served, aliases included (`/healthz`). */
@@ -176,7 +181,7 @@ export class Engine {
     this.logs = options.logs;
     this.logReader = options.logReader ?? options.logs;
     const metrics = options.metrics ?? true;
-    this.observer = metrics ? observers(logObserver(options.logs), metricsObserver()) : logObserver(options.logs);
+    this.observer = metrics ? observers(logObserver(options.logs), metricsObserver(), channelObserver()) : observers(logObserver(options.logs), channelObserver());
     this.history = metrics ? new History(this.functionStats) : undefined;
     this.pool = new WarmPool(this.limits.maxWarmInstances, this.limits.maxWarmMemoryMb, {
       maxPerVersion: this.limits.maxInstancesPerVersion,
@@ -206,7 +211,10 @@ export class Engine {
     this.hostWork = new HostWorkPool({ threads: this.limits.hostWorkThreads });
     const context: RuntimeContext = {
       limits: this.limits,
-      onInstanceDeath: (instance) => this.pool.forget(instance),
+      onInstanceDeath: (instance, catastrophic) => {
+        if (catastrophic) this.catastrophicOutOfMemory++;
+        this.pool.forget(instance);
+      },
       onInstanceSized: (instance) => this.pool.resize(instance),
     };
     for (const registration of options.runtimes) {
@@ -241,6 +249,18 @@ export class Engine {
    * error the previous version keeps serving.
    */
   async deploy(accountId: string, specInput: unknown, source: BundleSource, request: DeployRequest = {}): Promise<FunctionManifest> {
+    const started = performance.now();
+    try {
+      const manifest = await this.deployVersion(accountId, specInput, source, request);
+      publishDeploy(accountId, started, { manifest });
+      return manifest;
+    } catch (err) {
+      publishDeploy(accountId, started, { error: err, spec: specInput });
+      throw err;
+    }
+  }
+
+  private async deployVersion(accountId: string, specInput: unknown, source: BundleSource, request: DeployRequest): Promise<FunctionManifest> {
     if (!this.catalog.hasAccount(accountId)) throw new ServiceError('ERR_NOT_FOUND', `no account ${accountId}`);
     const spec = validateSpec(specInput, this.limits);
     const percent = request.percent === undefined ? undefined : checkPercent(request.percent);
@@ -303,7 +323,7 @@ export class Engine {
       runtimes: this.runtimeNames,
       accounts: this.catalog.accountCount,
       functions: this.catalog.size,
-      catastrophicOutOfMemory: catastrophes.count,
+      catastrophicOutOfMemory: this.catastrophicOutOfMemory,
     };
   }
 

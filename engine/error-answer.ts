@@ -1,5 +1,6 @@
 import type { InvokeResponse, WholeResponse } from './engine';
 import { ServiceError } from './errors';
+import { serverLog } from './server-log';
 
 /** All headers of a response as the client receives them, the X-Service-* ones included. */
 export function responseHeaders(res: InvokeResponse): Record<string, string> {
@@ -23,7 +24,7 @@ const concealed = new WeakSet<ServiceError>();
  */
 export function clientError(err: unknown, requestId: string): ServiceError {
   if (err instanceof ServiceError && (err.code !== 'ERR_INTERNAL' || concealed.has(err))) return err;
-  console.error(`[islet] internal error in request ${requestId}:`, err);
+  serverLog.error({ code: 'ERR_INTERNAL', requestId, err }, `internal error in request ${requestId}: ${(err as Error)?.message ?? String(err)}`);
   const generic = new ServiceError('ERR_INTERNAL', `internal error (request ${requestId}); the server's log has the details`);
   concealed.add(generic);
   return generic;

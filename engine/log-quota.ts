@@ -79,6 +79,7 @@ export class AccountLogBytes {
     const out: { file: string; size: number; mtimeMs: number }[] = [];
     for (const name of names.filter(this.isOwn)) {
       const file = path.join(dir, name);
+      // Benign: a file deleted since the listing (rotated, removed) takes no room.
       const stat = await fsp.stat(file).catch(() => undefined);
       if (stat?.isFile()) out.push({ file, size: stat.size, mtimeMs: stat.mtimeMs });
     }

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { containedPath } from './contained-path';
 import { LogArena, type DrainedLog } from './log-arena';
 import { accountLogNames, AccountLogBytes } from './log-quota';
+import { backgroundFailed } from './server-log';
 
 /**
  * One line of a function's logs: console output, the summary of a call (`level: 'call'`), or a
@@ -216,7 +217,8 @@ export class LogStore implements LogReader {
   /** The entries of a function from every writer, oldest first. */
   async read(account: string, name: string, query: LogQuery = {}): Promise<LogEntry[]> {
     const minLevel = query.level === undefined ? 0 : LOG_LEVELS[query.level] ?? 0;
-    await Promise.all([this.flush(), this.options.beforeRead?.().catch(() => undefined)]);
+    // Without the other workers' pending lines (the supervisor is going away), the read has what is written.
+    await Promise.all([this.flush(), this.options.beforeRead?.().catch((err: unknown) => backgroundFailed('log-flush', err, "the other workers' pending log lines were not written before a read"))]);
     const lists: LogEntry[][] = [];
     for (const file of await this.filesOf(account, name)) {
       let text: string;
@@ -285,7 +287,10 @@ export class LogStore implements LogReader {
       if (size + data.length > fileLimit) {
         // The rotated file the rename replaces no longer counts.
         if (share !== undefined) added -= await fsp.stat(`${file}.1`).then((s) => s.size, () => 0);
-        await fsp.rename(file, `${file}.1`).catch(() => undefined);
+        // A file the account's quota just deleted has nothing to rotate; one that cannot be renamed grows on.
+        await fsp.rename(file, `${file}.1`).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') backgroundFailed('log-write', err, `the log file of ${key} was not rotated`);
+        });
         size = 0;
       }
       // The folder is made only when the append finds it missing (the first write, or after an
@@ -306,8 +311,9 @@ export class LogStore implements LogReader {
           }
         }
       }
-    } catch {
-      // Logs are best effort: a full disk must not fail invocations.
+    } catch (err) {
+      // Logs are best effort: a full disk must not fail invocations; it is logged and counted.
+      backgroundFailed('log-write', err, `${data.length} bytes of log lines of ${key} were not written`);
     }
   }
 }

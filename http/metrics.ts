@@ -2,8 +2,8 @@ import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import type { Registry } from 'prom-client';
 import { errorResponse, responseHeaders, type Engine } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
-import { catastrophes } from '../engine/isolate/instance';
 import { newRequestId } from '../engine/request-id';
+import { backgroundErrorCounts } from '../engine/server-log';
 import { DURATION_BOUNDS_S, ERROR_CODES } from '../engine/stats/function-stats';
 import { isMetricsToken } from './bearer';
 import type { Peers } from './peers';
@@ -140,7 +140,8 @@ export async function collectMetrics(engine: Engine, account: string | undefined
   const server = [
     metric('islet_egress_requests_total', "Functions' outbound fetches, by outcome.", 'counter', Object.entries(engine.egress.counts).map(([outcome, value]) => ({ labels: { outcome }, value }))),
     metric('islet_log_lines_dropped_total', "Function log lines dropped (bursts over what a log file keeps, or a backlog when the disk fell behind).", 'counter', [{ labels: {}, value: engine.logs.droppedLines }]),
-    metric('islet_catastrophic_oom_total', 'Fatal out-of-memory events of isolates (restart the process when it grows).', 'counter', [{ labels: {}, value: catastrophes.count }]),
+    metric('islet_background_errors_total', "Failures of work no caller waits on (the catalog's refresh, key-use writes, heartbeats, log writes…), by task; each is in the server's log.", 'counter', backgroundErrorCounts().map(([task, value]) => ({ labels: { task }, value }))),
+    metric('islet_catastrophic_oom_total', 'Fatal out-of-memory events of isolates (restart the process when it grows).', 'counter', [{ labels: {}, value: engine.stats().catastrophicOutOfMemory }]),
     metric('islet_warm_instances', 'Warm instances, all functions.', 'gauge', [{ labels: {}, value: pool.warm }]),
     metric('islet_warm_memory_bytes', 'Estimated memory held by warm instances, all functions.', 'gauge', [{ labels: {}, value: Math.round(pool.warmMb * 1024 * 1024) }]),
     metric('islet_accounts', 'Accounts.', 'gauge', [{ labels: {}, value: engine.catalog.accountCount }], 'first'),

@@ -6,6 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import ivm from 'isolated-vm';
 import { toArrayBuffer } from '../engine/bytes';
 import { ServiceError } from '../engine/errors';
+import { serverLog } from '../engine/server-log';
 import type { FunctionManifest } from '../engine/manifest';
 import { takeEntryPoints, type BlankIsolate } from '../engine/isolate/bridge';
 import { PREBUILT_SNAPSHOT_DIR, SNAPSHOT_MAKER, snapshotName } from './snapshot-name';
@@ -23,7 +24,7 @@ export interface PythonRuntimeOptions {
   cacheDir: string;
   /** Keep one interpreter booted ahead (see Limits.pythonSpare). */
   keepSpare: boolean;
-  onInstanceDeath(instance: Instance): void;
+  onInstanceDeath(instance: Instance, catastrophic: boolean): void;
 }
 
 /** Pyodide's files and the snapshot, read once and copied into each new isolate. */
@@ -73,9 +74,9 @@ export class PythonRuntime implements Runtime {
       if (!existsSync(file)) {
         // Said while it happens: the deploy or call that waits for it is otherwise silent.
         const started = performance.now();
-        console.error(`[islet] making Python's memory snapshot in ${path.dirname(file)}, once (the build makes it ahead; about 5 s of CPU)`);
+        serverLog.info({ file }, `making Python's memory snapshot in ${path.dirname(file)}, once (the build makes it ahead; about 5 s of CPU)`);
         await makeSnapshot(file);
-        console.error(`[islet] Python's memory snapshot made in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+        serverLog.info({ file, durationMs: Math.round(performance.now() - started) }, `Python's memory snapshot made in ${((performance.now() - started) / 1000).toFixed(1)} s`);
       }
       const read = (name: string) => fsp.readFile(path.join(PYODIDE_DIR, name));
       const [wasm, stdlib, snapshot, lock, asm, loader, sandbox] = await Promise.all([
@@ -176,7 +177,7 @@ export class PythonRuntime implements Runtime {
         timeoutMs,
         responseBodyBytes: this.options.responseBodyBytes,
         services,
-        onDeath: (dead) => this.options.onInstanceDeath(dead),
+        onDeath: (dead, catastrophic) => this.options.onInstanceDeath(dead, catastrophic),
         disposeOnTimeout: true,
       });
       // The files' names and sizes: their bytes are read from the host when the sandbox first needs them.

@@ -1,3 +1,6 @@
+import { isServiceError, ServiceError, STATUS_OF, type ErrorCode } from '../engine/errors';
+import { serverLog } from '../engine/server-log';
+
 /**
  * Requests and notices over a Node IPC channel (a forked worker's `process`, or the supervisor's
  * handle of it). A request gets exactly one answer; if the other side goes away first, every
@@ -12,8 +15,27 @@ export interface Endpoint {
 
 type Wire =
   | { t: 'req'; id: number; op: string; body: unknown }
-  | { t: 'res'; id: number; ok: boolean; body: unknown }
+  | { t: 'res'; id: number; ok: true; body: unknown }
+  | { t: 'res'; id: number; ok: false; body: WireError }
   | { t: 'note'; op: string; body: unknown };
+
+/** A failed request's answer: the error's message, and its code and details when it is one of the contract's. */
+interface WireError {
+  message: string;
+  code?: ErrorCode;
+  details?: Record<string, unknown>;
+}
+
+function toWire(err: unknown): WireError {
+  if (isServiceError(err)) return { message: err.message, code: err.code, details: err.details };
+  return { message: (err as Error)?.message ?? String(err) };
+}
+
+/** The error on the requesting side: a ServiceError with its code when it crossed as one, else an Error. */
+function fromWire(body: WireError): Error {
+  if (body.code !== undefined && Object.hasOwn(STATUS_OF, body.code)) return new ServiceError(body.code, body.message, body.details);
+  return new Error(body.message);
+}
 
 
 export class Channel {
@@ -29,7 +51,11 @@ export class Channel {
     endpoint.on('exit', gone);
   }
 
-  /** Answers requests (or takes notices) named `op`; a thrown error or rejection is sent back as the answer. */
+  /**
+   * Answers requests (or takes notices) named `op`; a thrown error or rejection is sent back as the
+   * answer, a ServiceError with its code and details (the requester rejects with a ServiceError of
+   * that code, which reaches the client as it would have in one process), any other error as its message.
+   */
   handle<B, R>(op: string, handler: (body: B) => R | Promise<R>): void {
     this.handlers.set(op, handler as (body: unknown) => unknown);
   }
@@ -48,6 +74,11 @@ export class Channel {
     if (!this.closed && this.endpoint.connected) this.post({ t: 'note', op, body });
   }
 
+  /** The other process is still there. */
+  get open(): boolean {
+    return !this.closed && this.endpoint.connected;
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -59,24 +90,25 @@ export class Channel {
   private post(message: Wire): void {
     try {
       this.endpoint.send(message, (error) => {
-        if (error && message.t === 'req') this.settle(message.id, false, error.message);
+        if (error && message.t === 'req') this.fail(message.id, error);
       });
     } catch (error) {
-      if (message.t === 'req') this.settle(message.id, false, (error as Error).message);
+      if (message.t === 'req') this.fail(message.id, error as Error);
     }
   }
 
   private receive(message: Wire): void {
     if (typeof message !== 'object' || message === null) return;
     if (message.t === 'res') {
-      this.settle(message.id, message.ok, message.body);
+      if (message.ok) this.settle(message.id, (waiter) => waiter.resolve(message.body));
+      else this.fail(message.id, fromWire(message.body));
       return;
     }
     const handler = this.handlers.get(message.op);
     if (message.t === 'note') {
       void Promise.resolve()
         .then(() => handler?.(message.body))
-        .catch((err: unknown) => console.error(`[islet] ${message.op}:`, err));
+        .catch((err: unknown) => serverLog.error({ code: 'ERR_INTERNAL', op: message.op, err }, `the ${message.op} notice failed: ${(err as Error)?.message ?? String(err)}`));
       return;
     }
     if (message.t !== 'req') return;
@@ -87,15 +119,18 @@ export class Channel {
       })
       .then(
         (body) => this.post({ t: 'res', id: message.id, ok: true, body: body ?? null }),
-        (err: unknown) => this.post({ t: 'res', id: message.id, ok: false, body: (err as Error)?.message ?? String(err) }),
+        (err: unknown) => this.post({ t: 'res', id: message.id, ok: false, body: toWire(err) }),
       );
   }
 
-  private settle(id: number, ok: boolean, body: unknown): void {
+  private fail(id: number, error: Error): void {
+    this.settle(id, (waiter) => waiter.reject(error));
+  }
+
+  private settle(id: number, answer: (waiter: { resolve(value: unknown): void; reject(error: Error): void }) => void): void {
     const waiter = this.waiting.get(id);
     if (!waiter) return;
     this.waiting.delete(id);
-    if (ok) waiter.resolve(body);
-    else waiter.reject(new Error(String(body)));
+    answer(waiter);
   }
 }

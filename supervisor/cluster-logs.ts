@@ -3,12 +3,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import type { LogEntry, LogQuery, LogReader, LogStore } from '../engine/logs';
-
-/** What the logs of several nodes need from the shared store: who is alive, and where. */
-export interface NodeDirectory {
-  registerNode(id: string, url: string): Promise<void>;
-  liveNodes(withinMs: number): Promise<{ id: string; url: string }[]>;
-}
+import type { NodeDirectory } from '../engine/store/store';
+import { backgroundFailed, serverLog } from '../engine/server-log';
 
 const HEARTBEAT_MS = 10_000;
 /** A node not seen for this long is left out of reads. */
@@ -51,7 +47,8 @@ export class ClusterLogs implements LogReader {
 
   /** Registers this node, reachable at `url`, now and every 10 s. */
   start(url: string): void {
-    const beat = () => void this.nodes.registerNode(this.id, url).catch(() => undefined);
+    // Other nodes leave out of their reads a node not seen for 30 s: three beats in a row failed.
+    const beat = () => void this.nodes.registerNode(this.id, url).catch((err: unknown) => backgroundFailed('node-heartbeat', err, `node ${this.id} could not say it is alive`));
     beat();
     this.heartbeat = setInterval(beat, HEARTBEAT_MS);
     this.heartbeat.unref();
@@ -67,7 +64,10 @@ export class ClusterLogs implements LogReader {
   }
 
   async readOthers(account: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]> {
-    const peers = await this.nodes.liveNodes(ALIVE_MS).catch(() => []);
+    const peers = await this.nodes.liveNodes(ALIVE_MS).catch((err: unknown) => {
+      backgroundFailed('node-list', err, "the live nodes could not be listed: a read of logs has this node's lines only");
+      return [];
+    });
     const lists = await Promise.all(peers.filter((p) => p.id !== this.id).map((peer) => this.readPeer(peer, account, name, query, apiKey)));
     return newest(lists.flat(), query.limit);
   }
@@ -84,7 +84,9 @@ export class ClusterLogs implements LogReader {
       });
       if (!res.ok) return [];
       return tag(((await res.json()) as { entries: LogEntry[] }).entries, peer.id);
-    } catch {
+    } catch (err) {
+      // As documented: a node that does not answer is left out of the read.
+      serverLog.debug({ peer: peer.id, err }, `node ${peer.id} did not answer a read of logs`);
       return [];
     }
   }

@@ -58,7 +58,7 @@ export async function openEngine(options: ComposeOptions): Promise<{ engine: Eng
   const cacheDir = options.cacheDir ?? path.join(options.dataDir, 'cache');
   const logs = new LogStore(options.dataDir, options.logs);
   // Several nodes on one shared store: a read of logs gathers every node's lines.
-  const cluster = store instanceof PostgresStore ? new ClusterLogs(logs, nodeId(options.dataDir), store) : undefined;
+  const cluster = store.nodes ? new ClusterLogs(logs, nodeId(options.dataDir), store.nodes) : undefined;
   const engine = await Engine.open({
     store,
     logs,

@@ -1,4 +1,6 @@
 import { DEFAULT_LIMITS } from '../engine/limits';
+import { configureServerLog, serverLog } from '../engine/server-log';
+import { nodeId } from './cluster-logs';
 import { openStore } from './compose';
 import { parseServeOptions, type ServeOptions } from './options';
 import { claimPorts } from './port';
@@ -11,6 +13,7 @@ import { Supervisor } from './supervisor';
  */
 export async function serve(argv: string[] = process.argv.slice(2)): Promise<void> {
   const options = parseServeOptions(argv);
+  configureServerLog({ level: options.logLevel, worker: 'supervisor', node: options.storeUrl === undefined ? undefined : nodeId(options.dataDir) });
   Object.assign(options, await claimPorts(options.host, options.port, options.consolePort));
   await ensureFirstAccount(options);
   const supervisor = new Supervisor(options, DEFAULT_LIMITS.maxTimeoutMs);
@@ -23,18 +26,18 @@ export async function serve(argv: string[] = process.argv.slice(2)): Promise<voi
   let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
     if (++signals > 1) {
-      console.error(`[islet] ${signal} again: stopping the workers at once`);
+      serverLog.warn({ signal }, `${signal} again: stopping the workers at once`);
       supervisor.kill();
       process.exit(1);
     }
-    console.error(`[islet] ${signal}: finishing the calls in flight, then stopping`);
+    serverLog.info({ signal }, `${signal}: finishing the calls in flight, then stopping`);
     void supervisor.stop(signal).then(() => process.exit(0));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   process.on('SIGHUP', () => {
-    console.error('[islet] SIGHUP: restarting the workers one at a time');
-    void supervisor.rollingRestart().then(() => console.error('[islet] rolling restart done'));
+    serverLog.info({ signal: 'SIGHUP' }, 'SIGHUP: restarting the workers one at a time');
+    void supervisor.rollingRestart().then(() => serverLog.info({}, 'rolling restart done'));
   });
 }
 

@@ -1,8 +1,11 @@
 import type { Limits } from '../engine/limits';
+import type { LogLevel } from '../engine/server-log';
 import type { StoreChange } from '../engine/store/store';
 
 /**
  * What the supervisor and its workers say to each other over the IPC channel (supervisor/channel.ts).
+ * A request that fails is answered with the error's message, and its code and details when it is a
+ * ServiceError: the requester rejects with a ServiceError of that code.
  *
  * worker -> supervisor
  *   note  hello                     the worker listens for changes (sent before its store loads)
@@ -52,6 +55,8 @@ export interface WorkerConfig {
   keepVersions: number | undefined;
   metrics: boolean;
   metricsToken: string | undefined;
+  /** The server log's level. */
+  logLevel: LogLevel;
 }
 
 export interface WorkerStats {

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_LIMITS, type Limits } from '../engine/limits';
+import type { LogLevel } from '../engine/server-log';
 import { SETTINGS } from './settings';
 
 /** How `islet serve` runs (flags, then environment variables, then defaults). */
@@ -28,6 +29,8 @@ export interface ServeOptions {
   maxInstances: number;
   /** The newest versions of a function kept (serving ones besides). */
   keepVersions: number | undefined;
+  /** The server's log: lines of this level and more severe ones. */
+  logLevel: LogLevel;
   /** Count calls for /metrics and `islet stats`. */
   metrics: boolean;
   /** The bearer token that reads every metric at /metrics. */
@@ -55,9 +58,10 @@ function readSettings(argv: string[]): { text(flag: string): string | undefined;
   const settingOf = (flag: string) => SETTINGS.find((s) => s.flag === flag)!;
   const text = (flag: string): string | undefined => {
     const given = values[flag];
-    if (typeof given === 'string') return given;
-    const env = settingOf(flag).env;
-    return env === undefined ? undefined : process.env[env] || undefined;
+    const setting = settingOf(flag);
+    const value = typeof given === 'string' ? given : setting.env === undefined ? undefined : process.env[setting.env] || undefined;
+    if (value !== undefined && setting.choices && !setting.choices.includes(value)) throw new Error(`--${flag}: ${JSON.stringify(value)} is not one of ${setting.choices.join(', ')}`);
+    return value;
   };
   return {
     text,
@@ -96,6 +100,7 @@ export function parseServeOptions(argv: string[]): ServeOptions {
     maxWorkerRssMb: read.int('max-worker-rss') ?? 2 * share + 512,
     maxInstances: read.int('max-instances') ?? availableParallelism(),
     keepVersions: read.int('keep-versions'),
+    logLevel: (read.text('log-level') ?? 'info') as LogLevel,
     metrics: !read.on('no-metrics'),
     metricsToken: read.text('metrics-token'),
     limits,

@@ -1,4 +1,5 @@
 import type { Limits } from '../engine/limits';
+import { LOG_LEVELS } from '../engine/server-log';
 
 /**
  * Every setting of `islet serve`, declared once: its flag, the environment variable read when the
@@ -18,6 +19,8 @@ export interface Setting {
   arg?: string;
   min?: number;
   max?: number;
+  /** For a `text` setting that takes one of a few words: those words. */
+  choices?: readonly string[];
   /** The default, as help and the README say it. */
   shown: string;
   help: string;
@@ -47,6 +50,7 @@ export const SETTINGS: readonly Setting[] = [
   { flag: 'max-worker-rss', env: 'ISLET_MAX_WORKER_RSS', type: 'int', arg: 'mb', min: 128, shown: 'twice a worker\'s warm memory + 512', help: 'A worker over this resident memory (MB) is drained and replaced', reader: 'supervisor' },
   { flag: 'max-instances', env: 'ISLET_MAX_INSTANCES', type: 'int', arg: 'n', min: 1, max: 1024, shown: 'the number of CPUs', help: 'Instances of one busy function version, all workers together', reader: 'both' },
   { flag: 'keep-versions', env: 'ISLET_KEEP_VERSIONS', type: 'int', arg: 'n', min: 1, max: 10_000, shown: '10', help: 'The newest versions of each function kept, serving ones besides', reader: 'workers' },
+  { flag: 'log-level', env: 'ISLET_LOG_LEVEL', type: 'text', arg: 'level', choices: LOG_LEVELS, shown: 'info', help: `The server's log (JSON lines on stderr) from this level on: ${LOG_LEVELS.join(', ')}`, reader: 'both' },
   { flag: 'no-metrics', type: 'switch', shown: 'off', help: 'Count nothing for /metrics and islet stats', reader: 'workers' },
   { flag: 'metrics-token', env: 'ISLET_METRICS_TOKEN', type: 'text', arg: 'token', shown: 'none', help: 'The bearer token that reads every metric at /metrics and /healthz\'s details', reader: 'workers' },
   { flag: 'account-max-inflight', env: 'ISLET_ACCOUNT_MAX_INFLIGHT', type: 'int', arg: 'n', min: 1, shown: '1000', help: "Calls of one account's functions running at once", reader: 'workers', limit: { name: 'accountMaxInFlight' } },

@@ -4,6 +4,7 @@ import type { Limits } from '../engine/limits';
 import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import type { StoreChange } from '../engine/store/store';
 import { MemoryQueueBroker } from '../engine/store/file/queue-broker';
+import { backgroundFailed, serverLog } from '../engine/server-log';
 import { Channel } from './channel';
 import { answerQueue, type QueueRequest } from './queue';
 import type { WorkerConfig, WorkerReport, WorkerStats } from './messages';
@@ -171,6 +172,7 @@ export class Supervisor {
       keepVersions: this.options.keepVersions,
       metrics: this.options.metrics,
       metricsToken: this.options.metricsToken,
+      logLevel: this.options.logLevel,
     };
     const child = fork(WORKER_SCRIPT, [], {
       // The supervisor's own flags come last, so that an operator's choice wins.
@@ -201,6 +203,7 @@ export class Supervisor {
       }),
       exited: new Promise<void>((resolve) => (markExited = resolve)),
     };
+    // Benign: only marks the rejection as handled; start() and recycle() await it and say why it failed.
     worker.ready.catch(() => undefined);
     this.live.add(worker);
     if (!replacing) slot.worker = worker;
@@ -257,14 +260,14 @@ export class Supervisor {
     const quick = Date.now() - worker.startedAt < STABLE_MS;
     slot.failures = quick ? slot.failures + 1 : 0;
     const delay = slot.failures === 0 ? 0 : Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (slot.failures - 1));
-    console.error(`[islet] worker ${slot.index} (pid ${worker.child.pid}) exited with ${signal ?? `code ${code}`}; starting a new one${delay ? ` in ${delay} ms (it keeps crashing)` : ''}`);
+    serverLog.error({ code: 'ERR_WORKER_EXITED', slot: slot.index, workerPid: worker.child.pid, exitCode: code, signal, delayMs: delay }, `worker ${slot.index} (pid ${worker.child.pid}) exited with ${signal ?? `code ${code}`}; starting a new one${delay ? ` in ${delay} ms (it keeps crashing)` : ''}`);
     slot.timer = setTimeout(() => {
       slot.timer = undefined;
       if (this.stopping || slot.worker) return;
       slot.restarts++;
       this.spawn(slot, !this.listening()).ready.then(
         () => undefined,
-        (err: Error) => console.error(`[islet] ${err.message}`),
+        (err: Error) => serverLog.error({ code: 'ERR_WORKER_START', slot: slot.index, err }, err.message),
       );
     }, delay);
   }
@@ -273,13 +276,13 @@ export class Supervisor {
   private async recycle(worker: Worker, reason: string): Promise<void> {
     if (worker.recycling || worker.state === 'draining' || this.stopping || worker.slot.worker !== worker) return;
     worker.recycling = reason;
-    console.error(`[islet] replacing worker ${worker.slot.index} (pid ${worker.child.pid}): ${reason}`);
+    serverLog.warn({ slot: worker.slot.index, workerPid: worker.child.pid, reason }, `replacing worker ${worker.slot.index} (pid ${worker.child.pid}): ${reason}`);
     const slot = worker.slot;
     const next = this.spawn(slot, !this.listening(), worker);
     try {
       await next.ready;
     } catch (err) {
-      console.error(`[islet] the replacement of worker ${slot.index} did not start (${(err as Error).message}); the old one keeps serving`);
+      serverLog.error({ code: 'ERR_WORKER_START', slot: slot.index, err }, `the replacement of worker ${slot.index} did not start (${(err as Error).message}); the old one keeps serving`);
       worker.recycling = undefined;
       return;
     }
@@ -341,7 +344,7 @@ export class Supervisor {
     await Promise.all(
       others.map((w) =>
         Promise.race([
-          w.channel.request(op, body).catch(() => undefined),
+          w.channel.request(op, body).catch((err: unknown) => this.peerFailed(w, 'change-broadcast', op, err)),
           new Promise<void>((resolve) => setTimeout(resolve, ANSWER_MS).unref()),
         ]),
       ),
@@ -354,12 +357,18 @@ export class Supervisor {
     const answers = await Promise.all(
       others.map((w) =>
         Promise.race([
-          w.channel.request(op, body).catch(() => undefined),
+          w.channel.request(op, body).catch((err: unknown) => this.peerFailed(w, 'peer-figures', op, err)),
           new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ANSWER_MS).unref()),
         ]),
       ),
     );
     return answers.filter((a) => a !== undefined && a !== null);
+  }
+
+  /** A worker did not answer `op`: logged and counted, unless it went away meanwhile (its exit is logged on its own). */
+  private peerFailed(worker: Worker, task: 'change-broadcast' | 'peer-figures', op: string, err: unknown): undefined {
+    if (worker.channel.open) backgroundFailed(task, err, `worker ${worker.slot.index} (pid ${worker.child.pid}) failed ${op}`, { slot: worker.slot.index });
+    return undefined;
   }
 
   private health(): WorkerReport[] {

@@ -5,12 +5,12 @@
  * drains when asked, when the supervisor goes away, or on SIGTERM/SIGINT.
  */
 import type { Engine } from '../engine/engine';
-import { catastrophes } from '../engine/isolate/instance';
+import { configureServerLog, serverLog } from '../engine/server-log';
 import type { Store } from '../engine/store/store';
 import { localFigures, type PeerQuery } from '../http/peers';
 import { startServer, type RunningServer } from '../http/server';
 import { Channel, type Endpoint } from './channel';
-import { advertisedUrl, type ClusterLogs } from './cluster-logs';
+import { advertisedUrl, nodeId, type ClusterLogs } from './cluster-logs';
 import { openEngine } from './compose';
 import { ChannelCoordinator } from './coordinator';
 import type { WorkerConfig, WorkerReport, WorkerStats } from './messages';
@@ -23,6 +23,7 @@ const bounded = (work: Promise<unknown> | undefined) => Promise.race([work, new 
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.ISLET_WORKER ?? '') as WorkerConfig;
+  configureServerLog({ level: config.logLevel, worker: config.slot, node: config.storeUrl === undefined ? undefined : nodeId(config.dataDir) });
   const channel = new Channel(process as unknown as Endpoint);
   const started = Date.now();
   let engine: Engine | undefined;
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
       slot: config.slot,
       rssMb: Math.round(process.memoryUsage.rss() / (1024 * 1024)),
       active: server?.active ?? 0,
-      catastrophicOutOfMemory: catastrophes.count,
+      catastrophicOutOfMemory: s?.catastrophicOutOfMemory ?? 0,
       warm: s?.warm ?? 0,
       warmMb: s?.warmMb ?? 0,
       functions: s?.functions ?? 0,
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   /** Stops taking connections, lets the calls in flight finish, writes the logs, exits 0. */
   const drain = (reason: string): Promise<void> => {
     draining ??= (async () => {
-      console.error(`[islet] worker ${config.slot} (pid ${process.pid}) draining: ${reason}`);
+      serverLog.info({ reason }, `worker ${config.slot} (pid ${process.pid}) draining: ${reason}`);
       await server?.drain();
       cluster?.stop();
       // A client may still send a call on a kept-alive connection that had nothing in flight; it is
@@ -65,7 +66,7 @@ async function main(): Promise<void> {
       );
       // After a fatal out-of-memory, exit() waits forever for the isolate thread V8 parked (isolated-vm
       // joins its threads on the way out): the logs are written, so the process ends itself hard.
-      if (catastrophes.count > 0) process.kill(process.pid, 'SIGKILL');
+      if ((engine?.stats().catastrophicOutOfMemory ?? 0) > 0) process.kill(process.pid, 'SIGKILL');
       process.exit(0);
     })();
     return draining;
@@ -130,6 +131,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(`[islet] worker failed to start: ${(err as Error)?.stack ?? String(err)}`);
+  serverLog.fatal({ code: 'ERR_WORKER_START', err }, `worker failed to start: ${(err as Error)?.message ?? String(err)}`);
   process.exit(1);
 });

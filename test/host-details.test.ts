@@ -61,22 +61,21 @@ t.test('ERR_INTERNAL: the caller and the function logs get a message naming the 
   s = await reopenTestServer(dataDir, accountId, apiKey, { pythonSpare: false });
   t.teardown(() => s.stop());
   const logged: string[] = [];
-  const consoleError = console.error;
-  console.error = (...args: unknown[]) => void logged.push(args.map((a) => (a instanceof Error ? `${a.message}` : String(a))).join(' '));
+  const write = process.stderr.write;
+  process.stderr.write = ((line: string) => logged.push(line) > 0) as typeof process.stderr.write;
   let res: Response;
   try {
     res = await s.call('ok');
   } finally {
-    console.error = consoleError;
+    process.stderr.write = write;
   }
   t.equal(res.status, 500);
   const body = (await res.json()) as { errorCode: string; message: string; requestId: string };
   t.equal(body.errorCode, 'ERR_INTERNAL');
   t.equal(body.message, `internal error (request ${body.requestId}); the server's log has the details`);
-  t.ok(
-    logged.some((line) => line.includes(body.requestId) && line.includes(dataDir)),
-    `the server's log has the detail with the request id: ${logged.join(' | ').slice(0, 300)}`,
-  );
+  const line = logged.filter((text) => text.startsWith('{')).map((text) => JSON.parse(text) as { level: string; code: string; requestId: string; err: { message: string } }).find((entry) => entry.requestId === body.requestId);
+  t.match(line, { level: 'error', code: 'ERR_INTERNAL', requestId: body.requestId }, `the server's log has a JSON line with the request id: ${logged.join(' | ').slice(0, 300)}`);
+  t.match(line?.err.message, dataDir, 'and the detail');
   await s.engine.logs.flush();
   const lines = JSON.stringify(await s.engine.logs.read(accountId, 'ok'));
   t.match(lines, body.requestId, "the function's logs have the failed call");

@@ -18,7 +18,7 @@ t.test("the README's table of settings is the one the declarations make", async 
 t.test('every setting is read from its flag, and from its environment variable when the flag is not given', async (t) => {
   const sample = (type: string, min = 0, max = Infinity) => (type === 'int' ? String(Math.min(max, Math.max(min, 3) + 1021)) : 'x');
   for (const setting of SETTINGS.filter((s) => s.type !== 'switch')) {
-    const value = setting.flag === 'console-origin' ? 'https://console.example.com' : setting.flag.endsWith('port') ? '9001' : sample(setting.type, setting.min, setting.max);
+    const value = setting.flag === 'console-origin' ? 'https://console.example.com' : setting.flag.endsWith('port') ? '9001' : (setting.choices?.[0] ?? sample(setting.type, setting.min, setting.max));
     const fromFlag = parseServeOptions([`--${setting.flag}`, value]);
     const before = setting.env === undefined ? undefined : process.env[setting.env];
     let fromEnv: ReturnType<typeof parseServeOptions> | undefined;
@@ -43,6 +43,12 @@ t.test('a value out of bounds names the flag and the bounds', async (t) => {
   for (const setting of SETTINGS.filter((s) => s.type === 'int')) {
     t.throws(() => parseServeOptions([`--${setting.flag}=${(setting.min ?? 0) - 1}`]), { message: new RegExp(`^--${setting.flag}: "-?\\d+" is not a whole number from ${setting.min ?? 0}`) });
   }
+});
+
+t.test('a word that is not among a setting\'s choices names the flag and the choices', async (t) => {
+  t.equal(parseServeOptions([]).logLevel, 'info');
+  t.equal(parseServeOptions(['--log-level', 'debug']).logLevel, 'debug');
+  t.throws(() => parseServeOptions(['--log-level', 'loud']), { message: '--log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent' });
 });
 
 t.test('islet serve --help lists every setting with its default', async (t) => {

@@ -87,6 +87,7 @@ t.test('a deploy through one worker is served by every worker on the next call',
 t.test('SIGHUP under continuous load: a rolling restart with no failed request, every answer from the deployed version', async (t) => {
   await s.deploy('steady', 'exports.handler = () => "steady";\n');
   const before = await pids();
+  const slots = (await s.health()).workers.map((w) => [w.slot, w.pid]).sort();
   let stop!: () => void;
   const stopped = new Promise<void>((r) => (stop = r));
   const load = keepCalling(s, 'steady', 4, stopped);
@@ -103,6 +104,11 @@ t.test('SIGHUP under continuous load: a rolling restart with no failed request, 
   t.same([...result.bodies], ['"steady"']);
   const after = await pids();
   t.equal(after.filter((p) => before.includes(p)).length, 0, 'both workers were replaced');
+  // The server's log: JSON lines on stderr, each naming its process (the supervisor, or a worker's slot).
+  const lines = s.stderr.slice(logged).split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: string; worker: number | string; pid: number; msg: string });
+  t.match(lines.find((l) => l.msg === 'rolling restart done'), { level: 'info', worker: 'supervisor', pid: s.child.pid });
+  const drained = lines.filter((l) => /^worker \d \(pid \d+\) draining: rolling restart/.test(l.msg));
+  t.same(drained.map((l) => [l.worker, l.pid]).sort(), slots, 'each old worker said it drained, naming its slot');
 });
 
 t.test('kill -9 of a worker under load: it is replaced and the service keeps answering', async (t) => {

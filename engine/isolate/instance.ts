@@ -4,6 +4,7 @@ import { toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
 import type { HandlerStyle } from '../manifest';
 import { checkBodySize, checkResponseHeaders, checkStatus, contentTypeOf, jsonResponse } from '../response';
+import { serverLog } from '../server-log';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
 import { hostErrorText } from '../capabilities/errors';
 import { EgressBodies } from '../capabilities/fetch/bodies';
@@ -32,8 +33,11 @@ export interface IsolateInstanceOptions {
   readModule?(path: string): string | undefined;
   /** Turns positions in built code back into the user's files (stacks of failed calls). */
   mapStack?(stack: string): string;
-  /** Called once when the instance dies (memory limit, timeout, disposal). */
-  onDeath(instance: IsolateInstance): void;
+  /**
+   * Called once when the instance dies (memory limit, timeout, disposal); `catastrophic` when V8
+   * parked its thread after a fatal out-of-memory (the process should be replaced).
+   */
+  onDeath(instance: IsolateInstance, catastrophic: boolean): void;
   /** Dispose at once on any timeout (an interpreter stopped mid-way cannot be trusted again). */
   disposeOnTimeout?: boolean;
   /** The bounds of the function's WebSockets (default WEBSOCKET_LIMITS). */
@@ -91,9 +95,6 @@ type RawResult = string | { t?: unknown; s?: unknown; h?: unknown; b?: unknown; 
 
 /** The status of an answer that gives a WebSocket (and only of such an answer). */
 const SWITCHING_PROTOCOLS = 101;
-
-/** Counts isolates whose thread V8 parked after a fatal out-of-memory (see notes in README). */
-export const catastrophes = { count: 0 };
 
 /**
  * A function version loaded in its own isolate (node8, or Python on Pyodide: both sandboxes speak
@@ -402,7 +403,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
       done(outcome);
     } catch (err) {
       // A failure while answering one call must not leave the rest of its batch unanswered.
-      console.error('[islet] internal error while answering a call:', err);
+      serverLog.error({ code: 'ERR_INTERNAL', err }, `internal error while answering a call: ${(err as Error)?.message ?? String(err)}`);
     }
     this.disposeIfDone();
   }
@@ -496,7 +497,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     try {
       call.done({ ok: true, response });
     } catch (err) {
-      console.error('[islet] internal error while answering a call:', err);
+      serverLog.error({ code: 'ERR_INTERNAL', err }, `internal error while answering a call: ${(err as Error)?.message ?? String(err)}`);
     }
   }
 
@@ -525,7 +526,6 @@ export class IsolateInstance implements Instance, BridgeTarget {
 
   /** V8 hit a fatal out-of-memory in this isolate; its thread is parked for good and must not be touched. */
   onCatastrophe(): void {
-    catastrophes.count++;
     this.die('memory', false);
   }
 
@@ -556,7 +556,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
         // already disposed by isolated-vm (memory limit)
       }
     }
-    this.options.onDeath(this);
+    // Only a catastrophe leaves the isolate undisposed: its thread is parked.
+    this.options.onDeath(this, !disposeIsolate);
   }
 
   private deathError(): ServiceError {

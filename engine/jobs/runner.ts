@@ -1,5 +1,6 @@
 import type { ServiceError } from '../errors';
 import { retriesOf, type FunctionManifest } from '../manifest';
+import { backgroundFailed, serverLog } from '../server-log';
 import { backoffMs, type InvocationRecord, type JobStore } from './records';
 
 /** How a run ended, as the engine answered it. */
@@ -61,8 +62,8 @@ export class AsyncRunner {
     this.jobs.onWork(() => this.kick());
     const every = (ms: number, work: () => unknown) => this.timers.push(setInterval(work, ms).unref());
     every(this.options.pollMs ?? 1000, () => this.kick());
-    every(PRUNE_MS, () => void this.jobs.prune(this.options.keepMs).catch(() => undefined));
-    if (this.jobs.recover) every(RECOVER_MS, () => void this.jobs.recover!().then((n) => n > 0 && this.kick(), () => undefined));
+    every(PRUNE_MS, () => void this.jobs.prune(this.options.keepMs).catch((err: unknown) => backgroundFailed('job-prune', err, 'finished asynchronous invocations could not be pruned')));
+    if (this.jobs.recover) every(RECOVER_MS, () => void this.jobs.recover!().then((n) => n > 0 && this.kick(), (err: unknown) => backgroundFailed('job-recover', err, "the invocations of nodes that went away could not be queued again")));
     this.kick();
   }
 
@@ -90,7 +91,8 @@ export class AsyncRunner {
     }
     this.claiming = true;
     void this.fill()
-      .catch(() => undefined)
+      // The next poll claims again.
+      .catch((err: unknown) => backgroundFailed('job-claim', err, 'asynchronous invocations could not be claimed'))
       .finally(() => {
         this.claiming = false;
         if (this.again) {
@@ -120,7 +122,7 @@ export class AsyncRunner {
     this.running++;
     this.byAccount.set(record.account, (this.byAccount.get(record.account) ?? 0) + 1);
     const work = this.execute(record)
-      .catch((err: unknown) => console.error(`[islet] invocation ${record.id}: ${(err as Error)?.message ?? String(err)}`))
+      .catch((err: unknown) => serverLog.error({ code: 'ERR_INTERNAL', invocationId: record.id, requestId: record.requestId, err }, `invocation ${record.id}: ${(err as Error)?.message ?? String(err)}`))
       .finally(() => {
         this.running--;
         const left = (this.byAccount.get(record.account) ?? 1) - 1;

@@ -1,6 +1,7 @@
 import type { FunctionManifest } from '../manifest';
 import { Schedule } from './cron';
 import type { JobStore, Tick } from './records';
+import { backgroundFailed } from '../server-log';
 
 /** One schedule of one function, as this process follows it. */
 interface Plan {
@@ -132,11 +133,14 @@ export class Scheduler {
   private async runTicks(plan: Plan, ticks: number[]): Promise<void> {
     for (const scheduledTime of ticks) {
       const tick: Tick = { account: plan.account, function: plan.fn, cron: plan.cron, scheduledTime, version: plan.version };
-      const won = await this.jobs.claimTick(tick, () => this.isCurrent(plan)).catch(() => false);
+      const won = await this.jobs.claimTick(tick, () => this.isCurrent(plan)).catch((err: unknown) => {
+        backgroundFailed('schedule-tick', err, `the tick ${new Date(scheduledTime).toISOString()} of ${plan.account}/${plan.fn} could not be claimed (it does not run here)`);
+        return false;
+      });
       if (!won) continue;
       void this.run(tick)
         .then(({ status, errorCode }) => this.jobs.tickDone(tick, status, errorCode))
-        .catch(() => undefined);
+        .catch((err: unknown) => backgroundFailed('schedule-tick', err, `the outcome of the tick ${new Date(scheduledTime).toISOString()} of ${plan.account}/${plan.fn} was not recorded`));
     }
   }
 

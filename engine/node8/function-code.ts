@@ -7,6 +7,7 @@ import { toArrayBuffer } from '../bytes';
 import type { FunctionManifest } from '../manifest';
 import { BUILD_RECIPE, buildFunction, type FunctionBuild } from './build';
 import { StackMapper } from './stack-map';
+import { backgroundFailed } from '../server-log';
 
 /** A function version's bundle as isolates run it, with its V8 code cache and its stack mapper. */
 export interface FunctionCode {
@@ -69,7 +70,8 @@ export class FunctionCodeStore {
     code.cacheBytes = bytes.byteLength;
     fsp.mkdir(this.cacheDir, { recursive: true })
       .then(() => fsp.writeFile(code.cacheFile, bytes))
-      .catch(() => undefined);
+      // Without it the next process compiles the code again.
+      .catch((err: unknown) => backgroundFailed('code-cache-write', err, `the V8 code cache ${code.cacheFile} was not written`));
   }
 
   private remember(key: string, build: Omit<FunctionBuild, 'inputs'>): FunctionCode {

@@ -17,8 +17,8 @@ export interface Node8RuntimeOptions {
   responseBodyBytes: number;
   /** Folder for V8 code caches (machine-local, produced here, never taken from users). */
   cacheDir: string;
-  /** Told when an instance dies on its own (memory limit, timeout) so the warm cache drops it. */
-  onInstanceDeath(instance: Instance): void;
+  /** Told when an instance dies on its own (memory limit, timeout) so the warm cache drops it; `catastrophic` after a fatal out-of-memory. */
+  onInstanceDeath(instance: Instance, catastrophic: boolean): void;
   /** Told when an instance's size is known (after its code loaded) so the warm cache counts it. */
   onInstanceSized(instance: Instance): void;
   /** The bounds of functions' WebSockets (default WEBSOCKET_LIMITS). */
@@ -108,7 +108,7 @@ export class Node8Runtime implements Runtime {
       services: { ...services, log: (requestId, level, text) => services.log(requestId, level, mapStack(text)) },
       readModule: (rel) => moduleSource(codeDir, files, rel),
       mapStack,
-      onDeath: (dead) => this.options.onInstanceDeath(dead),
+      onDeath: (dead, catastrophic) => this.options.onInstanceDeath(dead, catastrophic),
       remeasure: (grown) => this.measure(grown),
       webSockets: this.options.webSockets,
     });

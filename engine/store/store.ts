@@ -76,10 +76,21 @@ export interface Store {
 
   /** Asynchronous invocations and schedules' ticks, shared by every process and node of the store. */
   readonly jobs: JobStore;
+  /**
+   * Which nodes share this store and where they are, for a store several nodes share (PostgreSQL);
+   * undefined for one that only this machine uses (a data directory).
+   */
+  readonly nodes: NodeDirectory | undefined;
 
   /** Whether the store can take writes now (`/healthz`). */
   health(): StoreHealth;
   close(): Promise<void>;
+}
+
+/** What the logs of several nodes need from the shared store: who is alive, and where. */
+export interface NodeDirectory {
+  registerNode(id: string, url: string): Promise<void>;
+  liveNodes(withinMs: number): Promise<{ id: string; url: string }[]>;
 }
 
 export interface StoreHealth {

@@ -144,6 +144,7 @@ export class Egress {
           if (account !== undefined && this.pacer) await this.pacer.take(account, chunk.byteLength);
         }
       } catch (err) {
+        // Benign: the body is given up because of `err`, which is thrown; a cancel that fails has nothing left to free.
         await response.body.cancel().catch(() => undefined);
         if (err instanceof EgressError) throw err;
         // The body stopped coming: the timeout, or the peer went away.
@@ -177,6 +178,7 @@ export class Egress {
         if (account !== undefined && this.pacer) await this.pacer.take(account, next.value.byteLength);
         return next.value;
       },
+      // Benign: the function no longer wants the body; a stream that failed already is released.
       cancel: () => reader.cancel().catch(() => undefined),
     };
   }

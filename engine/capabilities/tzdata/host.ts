@@ -59,6 +59,7 @@ async function listZones(root: string, prefix: string): Promise<[string, number]
     const texts = ZONE_TEXTS.has(key);
     if (!texts && (!ZONE_KEY.test(key) || key === 'localtime' || /^(posix|right)$/.test(key))) continue;
     // Debian links aliases (UTC, US/Eastern…) to their zone: follow links.
+    // Benign: a dangling link is no zone.
     const stat = entry.isSymbolicLink() ? await fsp.stat(path.join(root, key)).catch(() => undefined) : entry;
     if (stat?.isDirectory()) keys.push(...(await listZones(root, key)));
     else if (stat?.isFile()) {

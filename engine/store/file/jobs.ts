@@ -130,6 +130,7 @@ export class FileJobs implements JobStore {
       const dir = path.join(this.root, account, 'done');
       for (const name of await fsp.readdir(dir).catch(() => [] as string[])) {
         const file = path.join(dir, name);
+        // Benign: a record another worker pruned since the listing.
         const stat = await fsp.stat(file).catch(() => undefined);
         if (stat && stat.mtimeMs < before) await fsp.rm(file, { force: true });
       }
@@ -200,7 +201,8 @@ export class FileJobs implements JobStore {
 
   private async readFrom(state: 'pending' | 'done', account: string, id: string): Promise<InvocationRecord | undefined> {
     if (!isInvocationId(id)) return undefined;
-    const stored = await readJsonFile<StoredRecord>(this.fileOf(state, account, id)).catch(() => undefined);
+    // No such file is no such record (readJsonFile answers undefined); a file that cannot be read is an error, not a 404.
+    const stored = await readJsonFile<StoredRecord>(this.fileOf(state, account, id));
     return stored && { ...stored, body: Buffer.from(stored.body ?? '', 'base64') };
   }
 

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { InvocationRecord } from '../../jobs/records';
 import { isAccountId } from '../keys';
 import { listDirs, readJsonFile, writeFileAtomic } from './fsutil';
+import { serverLog } from '../../server-log';
 
 /** An invocation as the broker tracks it: enough to hand it out fairly, no body. */
 export interface QueueEntry {
@@ -87,7 +88,11 @@ export class MemoryQueueBroker {
           await fsp.rm(file, { force: true });
           continue;
         }
-        const record = await readJsonFile<Omit<InvocationRecord, 'body'>>(file).catch(() => undefined);
+        // Records are written by atomic renames: one that cannot be read is left where it is, and said.
+        const record = await readJsonFile<Omit<InvocationRecord, 'body'>>(file).catch((err: unknown) => {
+          serverLog.error({ code: 'ERR_INTERNAL', file, err }, `the queued invocation ${file} cannot be read; it is not run`);
+          return undefined;
+        });
         if (!record || record.account !== account) continue;
         if (record.status === 'running') await writeFileAtomic(file, JSON.stringify({ ...record, status: 'queued' }));
         this.insert(this.queueOf(account), { id: record.id, account, runAt: record.runAt });

@@ -48,6 +48,8 @@ export class FileStore implements Store {
   private readonly coordinator: Coordinator;
   private readonly listeners: ((change: StoreChange) => Promise<void>)[] = [];
   readonly jobs: FileJobs;
+  /** One machine's store: no other node shares it. */
+  readonly nodes = undefined;
 
   private constructor(
     readonly dataDir: string,

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import type { StoreChange } from '../store';
 import { JOBS_CHANNEL } from './jobs';
+import { serverLog } from '../../server-log';
 
 export const CHANNEL = 'islet_changes';
 const RECONNECT_FIRST_MS = 200;
@@ -50,6 +51,7 @@ export class ChangeFeed {
     const client = this.client;
     this.client = undefined;
     this.connected = false;
+    // Benign: closing a connection that may be broken already.
     await client?.end().catch(() => undefined);
   }
 
@@ -71,6 +73,7 @@ export class ChangeFeed {
       await client.query(`LISTEN ${CHANNEL}`);
       await client.query(`LISTEN ${JOBS_CHANNEL}`);
     } catch (err) {
+      // Benign: the connection failed; its error is the one kept and thrown.
       await client.end().catch(() => undefined);
       this.lastError = (err as Error).message;
       if (!resync) throw err;
@@ -78,6 +81,7 @@ export class ChangeFeed {
       return;
     }
     if (this.closed) {
+      // Benign: closed while connecting; this connection is not needed.
       await client.end().catch(() => undefined);
       return;
     }
@@ -92,6 +96,8 @@ export class ChangeFeed {
     this.client = undefined;
     this.connected = false;
     this.lastError = err.message;
+    serverLog.warn({ code: 'ERR_STORE_UNAVAILABLE', err }, `the store's change feed lost its connection (${err.message}); reconnecting, then reading everything again`);
+    // Benign: the connection is lost already.
     void client.end().catch(() => undefined);
     this.schedule();
   }

@@ -16,6 +16,7 @@ import type {
   DeployCheck,
   DeployOptions,
   FunctionRecord,
+  NodeDirectory,
   KeyScope,
   NewAccount,
   NewKey,
@@ -34,6 +35,7 @@ import { PostgresJobs } from './jobs';
 import { migrate } from './schema';
 import * as versionSql from './versions';
 import { SERVING_SQL, toFunctionRecord, type FunctionRow } from './versions';
+import { backgroundFailed } from '../../server-log';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -68,6 +70,8 @@ export class PostgresStore implements Store {
   private readonly coordinator: Coordinator;
   private readonly keepVersions: number;
   readonly jobs: PostgresJobs;
+  /** Every node on this database registers itself here (logs across nodes). */
+  readonly nodes: NodeDirectory = this;
   /** This node's id, as its running invocations name it. */
   readonly nodeId: string;
 
@@ -87,7 +91,8 @@ export class PostgresStore implements Store {
       },
       `${this.nodeId}/${process.pid}`,
     );
-    this.feed = new ChangeFeed(options.url, (change) => void this.tell(change).catch(() => undefined), options.resyncMs ?? 30_000, () => this.jobs.workArrived());
+    // A change not read into the catalog leaves it stale until the next resync (every 30 s) reads everything.
+    this.feed = new ChangeFeed(options.url, (change) => void this.tell(change).catch((err: unknown) => backgroundFailed('catalog-refresh', err, `the change ${JSON.stringify(change)} was not read into the catalog`)), options.resyncMs ?? 30_000, () => this.jobs.workArrived());
     this.code = new CodeCache(path.join(options.cacheDir, 'code'), (hash) => this.fetchBundle(hash));
   }
 
@@ -102,6 +107,7 @@ export class PostgresStore implements Store {
       await store.feed.start();
       return store;
     } catch (err) {
+      // Benign: the pool is given up either way, and the error that made it so is thrown.
       await pool.end().catch(() => undefined);
       throw new Error(`cannot open the store (${describeUrl(options.url)}): ${(err as Error).message}`);
     }
@@ -267,6 +273,7 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     await this.feed.close();
+    // Benign: closing; a connection that fails to end is gone with the process.
     await this.pool.end().catch(() => undefined);
   }
 
@@ -306,7 +313,7 @@ export class PostgresStore implements Store {
       return { result: stored, change: { kind: 'function', account, name } };
     });
     // The version is stored; not having it in this node's cache only costs a fetch later.
-    await this.code.adopt(contentHash, codeDir).catch(() => undefined);
+    await this.code.adopt(contentHash, codeDir).catch((err: unknown) => backgroundFailed('code-adopt', err, `the code of ${account}/${name} was not kept in this node's cache (its first call here fetches it)`));
     return manifest;
   }
 
@@ -327,6 +334,7 @@ export class PostgresStore implements Store {
       if (outcome.change) await client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(outcome.change)]);
       await client.query('COMMIT');
     } catch (err) {
+      // Benign: a connection that cannot roll back is broken, and the transaction dies with it; the error that made it roll back is thrown.
       await client?.query('ROLLBACK').catch(() => undefined);
       throw this.asServiceError(err);
     } finally {
