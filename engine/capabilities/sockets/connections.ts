@@ -66,7 +66,7 @@ export class InstanceConnections {
   async connect(owner: string, hostname: string, port: number, tls: TlsRequest | undefined, service: SocketService): Promise<SocketOpened> {
     const { limits } = this.host;
     if (!this.host.live(owner)) {
-      throw new OpError('ERR_SOCKET_OUTSIDE_CALL', `connect to ${hostname}:${port}: a socket is opened by a call (or its waitUntil work) and belongs to it, and this code runs after its call ended`);
+      throw new OpError('ERR_SOCKET_OUTSIDE_CALL', `connect to ${hostname}:${port}: a socket belongs to the call that opens it (or its waitUntil work, or the module's load), and this code runs after that ended: open sockets in each call`);
     }
     if (this.open.size >= limits.socketsPerInstance) {
       throw new OpError('ERR_SOCKET_LIMIT', `connect to ${hostname}:${port}: this function instance already holds ${limits.socketsPerInstance} sockets, its limit; close some first`);
@@ -141,10 +141,11 @@ export class InstanceConnections {
     }
   }
 
-  /** Ends the sending side once what was written is sent. */
+  /** Ends the sending side once what was written is sent (a socket closed after both ends ended is ended). */
   async end(id: number): Promise<void> {
     const c = this.get(id);
     const socket = this.ready(c);
+    if (socket.writableEnded || socket.destroyed) return;
     await this.until(c, (done) => {
       socket.end(() => done(undefined));
     });
@@ -228,9 +229,8 @@ export class InstanceConnections {
     });
     socket.on('error', (err) => this.fail(c, err));
     socket.on('close', () => {
-      // Closed by both ends: what was read before stays readable to its end.
-      if (this.open.get(c.id) === c && !c.failure) this.open.delete(c.id);
-      if (!c.ended) c.failure ??= new OpError('ECONNRESET', 'the socket closed');
+      // Closed by both ends after the peer's end was read: the function reads its end, then closes it.
+      if (!c.ended) this.fail(c, new OpError('ECONNRESET', 'the socket closed'));
       wake();
     });
     const { idleMs } = this.host.limits;

@@ -5,6 +5,7 @@
 import type { HostError } from '../../errors';
 import { internal, nodeError } from '../../guest/native';
 import { WRITE_PIECE } from '../limits';
+import { copyOf } from './bytes';
 import type { SocketOpened } from '../ops';
 
 const g = globalThis as unknown as Record<string, unknown>;
@@ -112,7 +113,7 @@ export class Socket {
         const id = await this.#id;
         if (this.#done || this.#moved) throw new TypeError('the socket is closed');
         try {
-          for (let at = 0; at < bytes.byteLength; at += WRITE_PIECE) await internal.op('tcpWrite', JSON.stringify({ id }), bytes.slice(at, at + WRITE_PIECE).buffer);
+          for (let at = 0; at < bytes.byteLength; at += WRITE_PIECE) await internal.op('tcpWrite', JSON.stringify({ id }), copyOf(bytes, at, WRITE_PIECE));
         } catch (err) {
           this.#finish(failure(err));
           throw failure(err);

@@ -8,6 +8,7 @@ import type { HostError } from '../../errors';
 import { internal, nodeError } from '../../guest/native';
 import { notImplemented, notImplementedClass } from '../../node/guest/not-implemented';
 import { WRITE_PIECE } from '../limits';
+import { copyOf } from './bytes';
 import type { SocketOpened, TlsRequest } from '../ops';
 
 declare const require: (id: string) => unknown;
@@ -154,7 +155,10 @@ export class Socket extends Duplex {
       if (secure) this.emit('secureConnect');
     }
     for (const go of this.#waiting.splice(0)) go();
+    // As Node's sockets, it reads into its buffer from the start (up to its high-water mark): a
+    // read is waiting on the host, which is how the host's close of the socket reaches it.
     if (this.#wantsRead) this._read();
+    else if (!this.destroyed) (this as unknown as { read(n: number): unknown }).read(0);
   }
 
   #failed(err: unknown): void {
@@ -211,8 +215,8 @@ export class Socket extends Duplex {
   async #send(chunk: Uint8Array, callback: (err?: Error | null) => void): Promise<void> {
     try {
       for (let at = 0; at < chunk.byteLength; at += WRITE_PIECE) {
-        const piece = chunk.slice(at, at + WRITE_PIECE);
-        await internal.op('tcpWrite', JSON.stringify({ id: this.#id }), piece.buffer);
+        const piece = copyOf(chunk, at, WRITE_PIECE);
+        await internal.op('tcpWrite', JSON.stringify({ id: this.#id }), piece);
         this.#written += piece.byteLength;
       }
     } catch (err) {
