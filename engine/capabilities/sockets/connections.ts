@@ -16,6 +16,9 @@ export interface SocketsHost {
   live(owner: string): boolean;
 }
 
+/** Closed sockets whose reason is kept for operations that arrive late. */
+const GONE_KEPT = 64;
+
 /** A read's answer when a TLS upgrade took the socket's bytes from under it (the old socket's last read). */
 export const MOVED = Symbol('moved');
 
@@ -54,6 +57,11 @@ interface Connection {
  */
 export class InstanceConnections {
   private readonly open = new Map<number, Connection>();
+  /**
+   * Why the last sockets closed, by id: an operation the guest started before it heard (a read it
+   * asked for as the call ended) fails with the reason, not with "no such socket".
+   */
+  private readonly gone = new Map<number, Error>();
   private next = 1;
 
   constructor(private readonly host: SocketsHost) {}
@@ -192,7 +200,7 @@ export class InstanceConnections {
 
   private get(id: number): Connection {
     const c = this.open.get(id);
-    if (!c) throw new OpError('ERR_SOCKET_CLOSED', 'the socket is closed (or was never opened by this function instance)');
+    if (!c) throw this.gone.get(id) ?? new OpError('ERR_SOCKET_CLOSED', 'the socket is closed (or was never opened by this function instance)');
     return c;
   }
 
@@ -242,6 +250,8 @@ export class InstanceConnections {
     if (this.open.get(c.id) === c) this.open.delete(c.id);
     if (c.failure) return;
     c.failure = err;
+    this.gone.set(c.id, err);
+    if (this.gone.size > GONE_KEPT) this.gone.delete(this.gone.keys().next().value!);
     c.abort.abort(err);
     c.socket?.destroy();
     c.wake?.();
