@@ -9,6 +9,7 @@ import { LogBudget } from './capabilities/console/log-budget';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
 import { ServiceError } from './errors';
 import { Egress } from './capabilities/fetch/egress';
+import { socketService } from './capabilities/sockets/egress';
 import { AccountConnections } from './capabilities/websockets/accounts';
 import type { FunctionSocket } from './capabilities/websockets/host';
 import { DEFAULT_LIMITS, type Limits } from './limits';
@@ -570,6 +571,7 @@ export class Engine {
         else this.logs.countDropped(logKey);
       },
       fetch: (request, body, budget, bodies) => this.egress.fetch(request, body, budget, manifest.account, bodies),
+      sockets: socketService(this.egress, manifest.account),
       // sdk.invoke (engine/capabilities/invoke): a POST of the body as JSON.
       invoke: async (call) => {
         const res = await this.invoke({

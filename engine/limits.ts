@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { SOCKET_LIMITS, type SocketLimits } from './capabilities/sockets/limits';
 import { WEBSOCKET_LIMITS, type WebSocketLimits } from './capabilities/websockets/limits';
 
 /** Server-wide limits (SPEC §6). Server flags override them; `timeout`/`memory` also per function. */
@@ -83,6 +84,8 @@ export interface Limits {
   asyncKeepMs: number;
   /** The bounds of functions' WebSockets (engine/capabilities/websockets/limits.ts). */
   webSockets: WebSocketLimits;
+  /** The bounds of functions' TCP sockets (engine/capabilities/sockets/limits.ts). */
+  sockets: SocketLimits;
 }
 
 const MiB = 1024 * 1024;
@@ -121,4 +124,5 @@ export const DEFAULT_LIMITS: Limits = {
   // As OpenWhisk keeps activation records a day by default.
   asyncKeepMs: 24 * 3_600_000,
   webSockets: WEBSOCKET_LIMITS,
+  sockets: SOCKET_LIMITS,
 };

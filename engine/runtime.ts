@@ -2,6 +2,7 @@ import type { EgressBodies } from './capabilities/fetch/bodies';
 import type { BodyStream } from './body-stream';
 import type { FetchRequest } from './capabilities/fetch/ops';
 import type { InvokeAnswer, InvokeRequest } from './capabilities/invoke/ops';
+import type { SocketService } from './capabilities/sockets/egress';
 import type { FunctionSocket } from './capabilities/websockets/host';
 import { ServiceError } from './errors';
 import type { HostTask, HostTaskAnswer } from './host-work/task';
@@ -67,6 +68,8 @@ export interface InstanceServices {
    */
   /** With `bodies`, a long body or one of unknown length is kept there and read as it arrives. */
   fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget, bodies?: EgressBodies): Promise<{ payload: string; body: Uint8Array | undefined }>;
+  /** Outbound TCP (engine/capabilities/sockets): connections through the egress's rules, the account's pacing. */
+  sockets: SocketService;
   /** In-process `sdk.invoke`. */
   invoke(request: InvokeRequest): Promise<InvokeAnswer>;
   /**

@@ -91,6 +91,7 @@ export function defaultRuntimes(cacheDir: string): RuntimeRegistration[] {
           onInstanceDeath,
           onInstanceSized,
           webSockets: limits.webSockets,
+          sockets: limits.sockets,
         }),
     },
     {

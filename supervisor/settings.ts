@@ -45,7 +45,7 @@ export const SETTINGS: readonly Setting[] = [
   { flag: 'store', env: 'ISLET_STORE', type: 'text', arg: 'url', shown: 'the data directory', help: 'postgres://… shared by several nodes', reader: 'both' },
   { flag: 'advertise-url', env: 'ISLET_ADVERTISE_URL', type: 'text', arg: 'url', shown: 'http://<host>:<port>', help: 'How other nodes reach this one (logs across nodes)', reader: 'both' },
   { flag: 'workers', env: 'ISLET_WORKERS', type: 'int', arg: 'n', min: 1, max: 256, shown: 'the number of CPUs', help: 'Worker processes', reader: 'supervisor' },
-  { flag: 'allow-private-egress', type: 'switch', shown: 'off', help: "Let functions' fetch reach private and loopback addresses", reader: 'workers' },
+  { flag: 'allow-private-egress', type: 'switch', shown: 'off', help: "Let functions' fetch and TCP sockets reach private and loopback addresses", reader: 'workers' },
   { flag: 'warm-memory', env: 'ISLET_WARM_MEMORY', type: 'int', arg: 'mb', min: 64, shown: '4096', help: 'Memory for warm instances, all workers together (MB)', reader: 'both' },
   { flag: 'max-worker-rss', env: 'ISLET_MAX_WORKER_RSS', type: 'int', arg: 'mb', min: 128, shown: 'twice a worker\'s warm memory + 512', help: 'A worker over this resident memory (MB) is drained and replaced', reader: 'supervisor' },
   { flag: 'max-instances', env: 'ISLET_MAX_INSTANCES', type: 'int', arg: 'n', min: 1, max: 1024, shown: 'the number of CPUs', help: 'Instances of one busy function version, all workers together', reader: 'both' },

@@ -56,7 +56,7 @@ t.test('the runtime tables are the manifests, line for line', async (t) => {
   const lines = (table: string) => table.split('\n').filter(Boolean).sort();
   const expected = (kind: 'modules' | 'globals') =>
     all
-      .flatMap((c) => Object.entries(c[kind] ?? {}))
+      .flatMap((c) => Object.entries({ ...c[kind], ...(kind === 'modules' ? c.ownModules : {}) }))
       .filter(([, source]) => source !== 'runtime')
       .map(([name, source]) => `${name}:${source}`)
       .sort();

@@ -16,6 +16,8 @@ import { invokeFunction } from './invoke/host';
 import { runNativeOffThread } from './native';
 import { NODE8_OPS, PYTHON_OPS } from './ops';
 import type { Check, Infer } from './schema';
+import type { InstanceConnections } from './sockets/connections';
+import { closeSocket, connectSocket, endSocket, readSocket, upgradeSocket, writeSocket } from './sockets/host';
 import { runSubtle } from './subtle/host';
 import { readZone } from './tzdata/host';
 
@@ -34,6 +36,10 @@ export interface OpScope {
   egressBodies?: EgressBodies;
   /** The handler's timeout, which Python's operations may not outlast (node8's are bounded by the instance). */
   timeoutMs?: number;
+  /** The instance's TCP sockets (node8). */
+  connections?: InstanceConnections;
+  /** The request the sandbox says started the operation (untrusted: a socket's owner is checked against the calls running). */
+  requestId?: string;
 }
 
 type Handlers<C extends Record<string, Check<unknown>>> = { [K in keyof C]: (payload: Infer<C[K]>, body: Uint8Array | undefined, scope: OpScope) => Promise<OpAnswer> };
@@ -44,6 +50,12 @@ const NODE8_HOSTS: Handlers<typeof NODE8_OPS> = {
   fetchCancel: cancelEgressBody,
   invoke: invokeFunction,
   subtle: runSubtle,
+  tcpConnect: connectSocket,
+  tcpRead: readSocket,
+  tcpWrite: writeSocket,
+  tcpEnd: endSocket,
+  tcpClose: closeSocket,
+  tcpUpgrade: upgradeSocket,
   native: async ({ call, args }, body, scope) => {
     const answer = await runNativeOffThread(call, args, body ? body.slice().buffer : undefined, scope.files ?? NO_FILES, scope.services);
     return { payload: answer.payload, body: answer.body ? new Uint8Array(answer.body) : undefined };

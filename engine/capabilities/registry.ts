@@ -16,6 +16,7 @@ import { fs } from './fs/manifest';
 import { httpServer } from './http-server/manifest';
 import { invoke } from './invoke/manifest';
 import { node } from './node/manifest';
+import { sockets } from './sockets/manifest';
 import { streams } from './streams/manifest';
 import { subtle } from './subtle/manifest';
 import { timers } from './timers/manifest';
@@ -43,6 +44,7 @@ export const CAPABILITIES = [
   zlib,
   fs,
   fetch,
+  sockets,
   websockets,
   httpServer,
   tzdata,
@@ -106,8 +108,14 @@ function table(entries: [string, string][]): string {
     .join('\n')}\n`;
 }
 
-/** Where each of Node's modules comes from (the node8 runtime's `require`). */
-export const MODULE_TABLE = table(all.flatMap((c) => Object.entries(c.modules ?? {})));
+/**
+ * islet's own modules that are not the runtime's (`cloudflare:sockets`): the function bundler
+ * leaves them to the sandbox's `require`, as it leaves Node's, and they are not Node's builtinModules.
+ */
+export const OWN_MODULES: ReadonlySet<string> = new Set(all.flatMap((c) => Object.keys(c.ownModules ?? {})));
+
+/** Where each of Node's modules, and each of islet's own that a library gives, comes from (the node8 runtime's `require`). */
+export const MODULE_TABLE = table(all.flatMap((c) => [...Object.entries(c.modules ?? {}), ...Object.entries(c.ownModules ?? {})]));
 /** Where each web global comes from (the node8 runtime's global object). */
 export const GLOBAL_TABLE = table(all.flatMap((c) => Object.entries(c.globals ?? {})));
 

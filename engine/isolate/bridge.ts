@@ -7,6 +7,7 @@ import type { TimerOpKind } from '../capabilities/timers/ops';
 import { ENTRY_GLOBAL, HOST_GLOBAL } from '../sandbox/protocol';
 import type { InstanceServices } from '../runtime';
 import type { EgressBodies } from '../capabilities/fetch/bodies';
+import type { InstanceConnections } from '../capabilities/sockets/connections';
 import type { HostMemory } from './host-memory';
 
 /** What a bridge's callbacks reach: the instance the isolate became (none while it is blank). */
@@ -16,6 +17,8 @@ export interface BridgeTarget {
   readonly hostMemory: HostMemory;
   /** Response bodies of its fetches still arriving (see capabilities/fetch/bodies.ts). */
   readonly egressBodies: EgressBodies;
+  /** Its TCP sockets (see capabilities/sockets/connections.ts). */
+  readonly connections: InstanceConnections;
   readModule(path: string): string | undefined;
   setTimer(op: TimerOpKind, id: number, ms: number): void;
   /** Starts an operation (unless too many are in flight) and answers the sandbox when it settles. */
@@ -25,8 +28,8 @@ export interface BridgeTarget {
   chunk(key: number, data: unknown, state: unknown, message: unknown): void;
   /** A WebSocket's accept, send or close (see HostBridge.socket). */
   socket(key: number, op: unknown, data: unknown, reason: unknown): void;
-  /** Opens or closes a `waitUntil` window (see HostBridge.background). */
-  background(token: number, open: boolean): void;
+  /** Opens or closes a `waitUntil` window of request `requestId` (see HostBridge.background). */
+  background(token: number, open: boolean, requestId: string): void;
   /** Sends calls one per entry from now on. */
   unbatch(): void;
   onCatastrophe(): void;
@@ -66,7 +69,7 @@ export function commonCallbacks(bridge: Bridge): Record<string, ivm.Callback> {
     timer: new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(...timerRequest(op, id, ms)), { ignored: true }),
     deliver: new ivm.Callback((id: unknown, result: unknown) => bridge.target?.deliver(Number(id), result), { ignored: true }),
     chunk: new ivm.Callback((key: unknown, data: unknown, state: unknown, message: unknown) => bridge.target?.chunk(Number(key), data, state, message), { ignored: true }),
-    background: new ivm.Callback((token: unknown, open: unknown) => bridge.target?.background(Number(token), open === true), { ignored: true }),
+    background: new ivm.Callback((token: unknown, open: unknown, requestId: unknown) => bridge.target?.background(Number(token), open === true, typeof requestId === 'string' ? requestId.slice(0, 64) : ''), { ignored: true }),
     random: new ivm.Callback(randomHex),
   };
 }

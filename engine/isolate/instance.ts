@@ -9,12 +9,14 @@ import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServic
 import { hostErrorText } from '../capabilities/errors';
 import { EgressBodies } from '../capabilities/fetch/bodies';
 import type { OpAnswer } from '../capabilities/host-ops';
+import { InstanceConnections } from '../capabilities/sockets/connections';
+import { SOCKET_LIMITS, type SocketLimits } from '../capabilities/sockets/limits';
 import { InstanceStreams } from '../capabilities/streams/host';
 import { MAX_STREAMS } from '../capabilities/streams/ops';
 import { MAX_TIMERS, TimerOp, type TimerOpKind } from '../capabilities/timers/ops';
 import { InstanceSockets } from '../capabilities/websockets/host';
 import { WEBSOCKET_LIMITS, type WebSocketLimits } from '../capabilities/websockets/limits';
-import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, META_SEPARATOR } from '../sandbox/protocol';
+import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, META_SEPARATOR, requestIdOfMeta } from '../sandbox/protocol';
 import { SlotMap, SlotMirror } from '../slot-map';
 import type { BlankIsolate, BridgeTarget } from './bridge';
 import { HostMemory } from './host-memory';
@@ -42,6 +44,8 @@ export interface IsolateInstanceOptions {
   disposeOnTimeout?: boolean;
   /** The bounds of the function's WebSockets (default WEBSOCKET_LIMITS). */
   webSockets?: WebSocketLimits;
+  /** The bounds of the function's TCP sockets (default SOCKET_LIMITS). */
+  sockets?: SocketLimits;
   /**
    * Called after 64, 256, 1,024… calls (four times more each time): an isolate's memory grows with
    * use (young-generation pages touched, optimised code), so the warm cache's figure is measured again.
@@ -86,6 +90,8 @@ interface QueuedCall {
 interface RunningCall {
   done: (outcome: CallOutcome) => void;
   batch: Batch;
+  /** Its meta (whose head holds its request id: see requestIdOfMeta). */
+  meta: string;
   /** Answered with a body that still streams: the call runs until its stream ends. */
   streaming?: boolean;
 }
@@ -134,6 +140,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
   private awake = 0;
   /** Open `waitUntil` windows by the sandbox's token, each closed at the latest a timeout after it opened. */
   private readonly windows = new Map<number, NodeJS.Timeout>();
+  /** The request each open window is the work of (its sockets stay open until the window closes). */
+  private readonly windowOwners = new Map<number, string>();
+  /** Loads of the code in progress (module code runs as request ''). */
+  private loads = 0;
   private readonly handedBytesLimit: number;
   private calls = 0;
   private nextRemeasure = 64;
@@ -153,6 +163,8 @@ export class IsolateInstance implements Instance, BridgeTarget {
   /** What the host holds for this instance outside its isolate (fetch bodies, results waiting to go in). */
   readonly hostMemory: HostMemory;
   readonly egressBodies = new EgressBodies();
+  /** Its TCP sockets, each closed when the call that opened it is over. */
+  readonly connections: InstanceConnections;
   /** The response bodies its calls stream. */
   private readonly streams: InstanceStreams;
   /** Its WebSockets: while it holds any, it stays awake, and a retired instance lives on until they close. */
@@ -188,6 +200,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
       },
       log: (requestId, text) => this.options.services.log(requestId, 'error', text),
     });
+    this.connections = new InstanceConnections({ limits: options.sockets ?? SOCKET_LIMITS, hostMemory: this.hostMemory, live: (owner) => this.runs(owner) });
     this.handedBytesLimit = Math.min(HANDED_BYTES, (blank.memoryMb * 1024 * 1024) / 16);
     blank.bridge.target = this;
   }
@@ -200,11 +213,14 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (this.state === 'dead') return Promise.reject(this.deathError());
     // Its timers and operations run meanwhile (a module may await them at its top level).
     this.wake();
+    this.loads++;
     return new Promise<T>((resolve, reject) => {
       this.deathWatchers.add(reject);
       work.then(resolve, reject).finally(() => {
         this.deathWatchers.delete(reject);
         this.awake--;
+        // Sockets the module opened while it loaded close with the load.
+        if (--this.loads === 0) this.ownerOver('');
       });
     });
   }
@@ -213,17 +229,40 @@ export class IsolateInstance implements Instance, BridgeTarget {
    * A `waitUntil` window opens (the sandbox's `token`) or closes: while one is open, the
    * instance's timers and operations run without a call in flight, for at most its timeout.
    */
-  background(token: number, open: boolean): void {
+  background(token: number, open: boolean, requestId = ''): void {
     if (this.state === 'dead' || !Number.isInteger(token)) return;
     const timer = this.windows.get(token);
     if (open && timer === undefined && this.windows.size < MAX_WINDOWS) {
       this.windows.set(token, setTimeout(() => this.background(token, false), this.options.timeoutMs).unref());
+      this.windowOwners.set(token, requestId);
       this.wake();
     } else if (!open && timer !== undefined) {
       clearTimeout(timer);
       this.windows.delete(token);
+      const owner = this.windowOwners.get(token);
+      this.windowOwners.delete(token);
       this.awake--;
+      if (owner !== undefined) this.ownerOver(owner);
     }
+  }
+
+  /**
+   * Whether request `requestId` still runs here: its call is in flight, or its `waitUntil` work
+   * goes on ('' is the module's code while it loads). Asked only when a socket opens or its
+   * owner may be over, so the call path keeps no table of request ids.
+   */
+  private runs(requestId: string): boolean {
+    if (this.state === 'dead') return false;
+    if (requestId === '') return this.loads > 0;
+    if (requestId.length !== 32) return false;
+    for (const owner of this.windowOwners.values()) if (owner === requestId) return true;
+    for (const id of this.running.ids()) if (this.running.get(id)!.meta.startsWith(requestId, 2)) return true;
+    return false;
+  }
+
+  /** A call, a window or the load is over: the sockets of its request close unless it still runs. */
+  private ownerOver(requestId: string): void {
+    if (this.connections.size > 0 && !this.runs(requestId)) this.connections.ownerEnded(requestId);
   }
 
   /** Something to do besides calls: what was held while idle goes in. */
@@ -343,7 +382,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   /** Sends calls into the isolate in one entry; they share one timeout timer. */
   private enter(queued: QueuedCall[]): void {
     const batch: Batch = { ids: [], left: queued.length, timer: undefined, running: true };
-    for (const c of queued) batch.ids.push(this.running.add({ done: c.done, batch }));
+    for (const c of queued) batch.ids.push(this.running.add({ done: c.done, batch, meta: c.meta }));
     const loading = this.loading;
     const armTimer = () => {
       if (batch.left > 0 || batch.running) batch.timer = setTimeout(() => this.onBatchTimeout(batch), this.options.timeoutMs);
@@ -395,6 +434,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (!call) return;
     if (--call.batch.left === 0 && !call.batch.running) clearTimeout(call.batch.timer);
     this.settle(call.done, outcome());
+    if (this.connections.size > 0) this.ownerOver(requestIdOfMeta(call.meta));
   }
 
   private settle(done: (outcome: CallOutcome) => void, outcome: CallOutcome): void {
@@ -507,6 +547,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (!call) return;
     if (--call.batch.left === 0 && !call.batch.running) clearTimeout(call.batch.timer);
     this.inflight--;
+    if (this.connections.size > 0) this.ownerOver(requestIdOfMeta(call.meta));
     this.disposeIfDone();
   }
 
@@ -536,10 +577,12 @@ export class IsolateInstance implements Instance, BridgeTarget {
     for (const timer of this.timers.takeAll()) clearTimeout(timer);
     for (const timer of this.windows.values()) clearTimeout(timer);
     this.windows.clear();
+    this.windowOwners.clear();
     this.egressBodies.closeAll();
     this.frozen = [];
     const error = this.deathError();
     this.sockets.dropAll(error.code === 'ERR_INTERNAL' ? 'the function instance was stopped' : error.message);
+    this.connections.closeAll(error.code === 'ERR_INTERNAL' ? 'the function instance was stopped' : error.message);
     for (const id of this.running.ids()) this.finish(id, () => ({ ok: false, error }));
     const queued = this.queue;
     this.queue = [];

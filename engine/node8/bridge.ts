@@ -29,11 +29,18 @@ export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, b
     socket: new ivm.Callback((key: unknown, op: unknown, data: unknown, reason: unknown) => bridge.target?.socket(Number(key), op, data, reason), { ignored: true }),
     readModule: new ivm.Callback((path: unknown) => (typeof path === 'string' ? bridge.target?.readModule(path) : undefined)),
     startOp: new ivm.Callback(
-      (kind: unknown, id: unknown, _requestId: unknown, payload: unknown, body: unknown) => {
+      (kind: unknown, id: unknown, requestId: unknown, payload: unknown, body: unknown) => {
         const target = bridge.target;
         if (!target || !Number.isInteger(id)) return;
         const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
-        const scope = { services: target.services, hostMemory: target.hostMemory, files: bridge.files ?? NO_FILES, egressBodies: target.egressBodies };
+        const scope = {
+          services: target.services,
+          hostMemory: target.hostMemory,
+          files: bridge.files ?? NO_FILES,
+          egressBodies: target.egressBodies,
+          connections: target.connections,
+          requestId: typeof requestId === 'string' ? requestId.slice(0, 64) : '',
+        };
         target.runOp(Number(id), () => runNode8Op(kind, payload, bytes, scope));
       },
       { ignored: true },

@@ -2,7 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
 import { ServiceError } from '../errors';
-import { BUILTIN_MODULES } from '../capabilities/registry';
+import { BUILTIN_MODULES, OWN_MODULES } from '../capabilities/registry';
 
 /**
  * A node8 function as one script: its entry file and everything it imports or requires (its own
@@ -117,7 +117,7 @@ function functionPath(codeDir: string, file: string): string {
 
 /**
  * - the entry: a module that imports the user's entry file and hands its namespace over;
- * - Node built-ins (with or without `node:`) and `sdk`: the sandbox's own modules, required at run time;
+ * - Node built-ins (with or without `node:`), `sdk` and `cloudflare:sockets`: the sandbox's own modules, required at run time;
  * - a `require()` that does not resolve now: left to run time, where it fails as in Node, when it runs;
  * - native addons (`.node`): a module that throws a clear error when required;
  * - each source file that uses `__dirname`, `__filename` or `import.meta` gets its own values of them;
@@ -144,7 +144,7 @@ function isletPlugin(codeDir: string, entryFile: string, shifts: FunctionBuild['
         if (args.namespace === RUNTIME_NAMESPACE) return { path: args.path, external: true };
         const id = args.path;
         const bare = id.startsWith('node:') ? id.slice(5) : id;
-        if (id === 'sdk' || id.startsWith('node:') || BUILTIN_MODULES.has(bare)) return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { builtin: true } };
+        if (OWN_MODULES.has(id) || id.startsWith('node:') || BUILTIN_MODULES.has(bare)) return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { builtin: true } };
         if (id.endsWith('.node')) return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { addon: true } };
         if (args.kind !== 'require-call' && args.kind !== 'require-resolve') return undefined;
         const resolved = await build.resolve(id, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: RESOLVING });

@@ -7,6 +7,7 @@ import type { FunctionManifest } from '../manifest';
 import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime, type ValidatedCode } from '../runtime';
 import { createBlankIsolate, type CachedScript, type Node8BlankIsolate } from './blank';
 import { FunctionCodeStore, type FunctionCode } from './function-code';
+import type { SocketLimits } from '../capabilities/sockets/limits';
 import type { WebSocketLimits } from '../capabilities/websockets/limits';
 import { moduleSource } from './module-source';
 import { BUNDLE_FILENAME } from './stack-map';
@@ -23,6 +24,8 @@ export interface Node8RuntimeOptions {
   onInstanceSized(instance: Instance): void;
   /** The bounds of functions' WebSockets (default WEBSOCKET_LIMITS). */
   webSockets?: WebSocketLimits;
+  /** The bounds of functions' TCP sockets (default SOCKET_LIMITS). */
+  sockets?: SocketLimits;
 }
 
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
@@ -111,6 +114,7 @@ export class Node8Runtime implements Runtime {
       onDeath: (dead, catastrophic) => this.options.onInstanceDeath(dead, catastrophic),
       remeasure: (grown) => this.measure(grown),
       webSockets: this.options.webSockets,
+      sockets: this.options.sockets,
     });
     const failure = (err: unknown) => loadError(err, manifest, timeoutMs, mapStack);
     try {

@@ -187,6 +187,35 @@ export class Egress {
     return this.agent.close();
   }
 
+  /**
+   * The address a function's TCP socket to `host`:`port` goes to (engine/capabilities/sockets): the
+   * first of the name's addresses that functions may reach, by fetch's rule without its exception
+   * for the server's own ports (a raw socket is not a call). The socket connects to that address,
+   * so no second lookup can answer another. Throws ENOTFOUND as Node does, or ERR_EGRESS_BLOCKED
+   * naming the addresses and the rule.
+   */
+  async socketAddress(host: string, port: number): Promise<string> {
+    let addresses: string[];
+    try {
+      addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+    } catch (err) {
+      const code = String((err as { code?: unknown }).code ?? 'ENOTFOUND');
+      throw Object.assign(new Error(`getaddrinfo ${code} ${host}`), { code });
+    }
+    const policy = { allowPrivate: this.options.allowPrivate, selfPorts: [], isLocalInterface };
+    const allowed = addresses.find((address) => isAllowedAddress(address, port, policy));
+    if (allowed !== undefined) return allowed;
+    throw new EgressError(
+      'ERR_EGRESS_BLOCKED',
+      `connect to ${host}:${port} refused: ${addresses.join(', ')} ${addresses.length > 1 ? 'are' : 'is'} not an address functions may reach (private, loopback, link-local and metadata addresses are refused unless the operator allows them with --allow-private-egress)`,
+    );
+  }
+
+  /** Takes `bytes` from the account's pacing, which fetch's response bodies and sockets' bytes share. */
+  pace(account: string, bytes: number): Promise<void> | undefined {
+    return this.pacer?.take(account, bytes);
+  }
+
   private async resolveAllowed(host: string, port: number): Promise<string> {
     const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
     for (const address of addresses) if (this.allowed(address, port)) return address;

@@ -64,7 +64,8 @@ export interface FetchCallbacks {
   /**
    * Opens or closes a `waitUntil` window (`token` is the sandbox's): while one is open, the
    * instance's timers and operations run with no call in flight, for at most the timeout. Without
-   * one they wait for the next call.
+   * one they wait for the next call. `requestId` is the call whose work it is: its sockets stay
+   * open until the window closes.
    */
-  background(token: number, open: boolean): void;
+  background(token: number, open: boolean, requestId?: string): void;
 }

@@ -3,7 +3,7 @@ import type { Capability } from '../capability';
 /** Node's modules that are guest code only (mostly unenv's and npm's ports), and those a sandbox cannot offer. */
 export const node = {
   name: 'node',
-  summary: "Node's smaller modules (assert, async_hooks, path, process, util, os, module…) and those a sandbox cannot offer (net, child_process…), which load and throw when used",
+  summary: "Node's smaller modules (assert, async_hooks, path, process, util, os, module…) and those a sandbox cannot offer (child_process, dgram…), which load and throw when used",
   runtimes: ['node8'],
   libraries: {
     'node/assert': 'guest/assert.ts',
@@ -41,11 +41,9 @@ export const node = {
     http2: 'node/unavailable#http2',
     inspector: 'node/unavailable#inspector',
     'inspector/promises': 'node/unavailable#inspector',
-    net: 'node/unavailable#net',
     readline: 'node/unavailable#readline',
     'readline/promises': 'node/unavailable#readline',
     repl: 'node/unavailable#repl',
-    tls: 'node/unavailable#tls',
     trace_events: 'node/unavailable#trace_events',
     v8: 'node/unavailable#v8',
     vm: 'node/unavailable#vm',

@@ -137,7 +137,7 @@ const internal: Internal = freeze({
   native,
   op,
   current,
-  background: (token: number, open: boolean) => hostBackground(token, open),
+  background: (token: number, open: boolean) => hostBackground(token, open, current.requestId),
   openStream: (source: ChunkSource) => responseStreams.open(source),
   socket: (key: number, op: number, data?: string | ArrayBuffer | number, reason?: string) => hostSocket(key, op, data, reason),
   onSocketEvent: (handler: (key: number, event: unknown, data: unknown, reason: unknown) => void) => {

@@ -1,4 +1,4 @@
-// Node's modules a sandbox cannot offer (processes, sockets, servers, threads, the VM): they load,
+// Node's modules a sandbox cannot offer (processes, UDP, servers, threads, the VM): they load,
 // as workerd's do, so packages that only import them work, and every function of theirs throws an
 // error naming the module.
 import { notImplemented, notImplementedClass } from './not-implemented';
@@ -51,24 +51,8 @@ export const dns = module('dns', ['lookupService', 'resolve', 'resolve4', 'resol
 export const domain = module('domain', ['create'], ['Domain']);
 export const http2 = module('http2', ['connect', 'createServer', 'createSecureServer'], ['Http2ServerRequest', 'Http2ServerResponse'], { constants: {} });
 export const inspector = module('inspector', ['open', 'close', 'url', 'waitForDebugger'], ['Session'], { console: (globalThis as unknown as Record<string, unknown>).console });
-export const net = module('net', ['connect', 'createConnection', 'createServer'], ['Socket', 'Server', 'BlockList', 'SocketAddress'], { isIP: (s: unknown) => (isIPv4(s) ? 4 : isIPv6(s) ? 6 : 0), isIPv4, isIPv6 });
 export const readline = module('readline', ['createInterface', 'clearLine', 'clearScreenDown', 'cursorTo', 'moveCursor', 'emitKeypressEvents'], ['Interface']);
 export const repl = module('repl', ['start'], ['REPLServer']);
-/**
- * tls.TLSSocket can be made (got's http2-wrapper makes one over a PassThrough at load, to take the
- * class of its `_handle._parentWrap`), and throws on use, naming what was used.
- */
-const JSStreamSocket = notImplementedClass('tls.JSStreamSocket');
-class TLSSocket {
-  readonly _handle = { _parentWrap: { constructor: JSStreamSocket } };
-  readonly encrypted = true;
-  readonly authorized = false;
-  constructor(..._args: unknown[]) {}
-}
-for (const method of ['connect', 'write', 'end', 'setTimeout', 'setNoDelay', 'setKeepAlive', 'getPeerCertificate', 'getProtocol', 'getCipher', 'getSession', 'renegotiate', 'setServername', 'on', 'once', 'pipe']) {
-  Object.defineProperty(TLSSocket.prototype, method, { value: notImplemented(`tls.TLSSocket.${method}`), writable: true, configurable: true });
-}
-export const tls = module('tls', ['connect', 'createServer', 'createSecureContext', 'checkServerIdentity', 'getCiphers'], ['Server', 'SecureContext'], { TLSSocket, rootCertificates: [], DEFAULT_MIN_VERSION: 'TLSv1.2', DEFAULT_MAX_VERSION: 'TLSv1.3' });
 export const trace_events = module('trace_events', ['createTracing', 'getEnabledCategories']);
 export const v8 = module('v8', ['getHeapStatistics', 'getHeapSpaceStatistics', 'getHeapSnapshot', 'writeHeapSnapshot', 'setFlagsFromString', 'serialize', 'deserialize', 'takeCoverage', 'stopCoverage'], ['Serializer', 'Deserializer'], { cachedDataVersionTag: () => 0 });
 export const vm = module('vm', ['createContext', 'isContext', 'runInContext', 'runInNewContext', 'runInThisContext', 'compileFunction', 'measureMemory'], ['Script', 'Module', 'SourceTextModule']);
