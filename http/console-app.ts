@@ -1,5 +1,6 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, type Engine } from '../engine/engine';
+import type { EngineApi } from '../engine/api';
+import { errorResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { addConsoleRoutes } from './console';
@@ -19,7 +20,7 @@ const NOSNIFF = { 'x-content-type-options': 'nosniff' };
  * tenant's page can run in the origin that keeps the signed-in key. `functionUrl` is where
  * functions are answered, for the message of a call sent here.
  */
-export function addConsolePortRoutes(app: TemplatedApp, engine: Engine, counter: ActiveCounter, functionUrl: () => string, peers?: Peers): void {
+export function addConsolePortRoutes(app: TemplatedApp, engine: EngineApi, counter: ActiveCounter, functionUrl: () => string, peers?: Peers): void {
   addConsoleRoutes(app);
   addConsoleInvokeRoute(app, engine, counter);
   addManagementRoutes(app, engine, counter, peers);

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, type Engine, type InvokeRequest, type WholeResponse } from '../engine/engine';
+import type { CallApi } from '../engine/api';
+import { errorResponse, type InvokeRequest, type WholeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import type { ConsoleAnswer, ConsoleCall } from '../engine/wire';
@@ -35,7 +36,7 @@ const ENVELOPE_HEADERS: Record<string, string> = {
  * A cross-origin page cannot send it (a JSON request needs a CORS preflight, which this port never
  * grants) nor read its answer.
  */
-export function addConsoleInvokeRoute(app: TemplatedApp, engine: Engine, counter: ActiveCounter): void {
+export function addConsoleInvokeRoute(app: TemplatedApp, engine: CallApi, counter: ActiveCounter): void {
   app.post('/console/invoke', (res, req) => {
     const headers = readHeaders(req);
     const state: ResponseState = { aborted: false };

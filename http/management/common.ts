@@ -1,5 +1,6 @@
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, responseHeaders, type Engine } from '../../engine/engine';
+import type { ManagementApi } from '../../engine/api';
+import { errorResponse, responseHeaders } from '../../engine/engine';
 import { ServiceError } from '../../engine/errors';
 import { newRequestId } from '../../engine/request-id';
 import type { ApiKeyRecord, KeyScope } from '../../engine/store/store';
@@ -37,7 +38,7 @@ type Method = 'get' | 'post' | 'put' | 'del';
 export class Routes {
   constructor(
     readonly app: TemplatedApp,
-    readonly engine: Engine,
+    readonly engine: ManagementApi,
     private readonly counter: ActiveCounter,
     /** The other workers, whose figures add to this one's. */
     readonly peers: Peers | undefined,
@@ -96,7 +97,7 @@ export class Routes {
   admit(res: HttpResponse, state: ResponseState, names: RouteNames, headers: Record<string, string>, scope: KeyScope): ApiKeyRecord | undefined {
     try {
       names.check();
-      return this.engine.admission.authorize(names.account, headers['x-service-api-key'], scope);
+      return this.engine.authorize(names.account, headers['x-service-api-key'], scope);
     } catch (err) {
       this.refuse(res, state, err, headers);
       return undefined;

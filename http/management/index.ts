@@ -1,5 +1,5 @@
 import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import type { Engine } from '../../engine/engine';
+import type { ManagementApi } from '../../engine/api';
 import type { Peers } from '../peers';
 import type { ActiveCounter } from '../in-flight';
 import { Routes } from './common';
@@ -15,7 +15,7 @@ import { addVersionRoutes } from './versions';
  * ERR_FORBIDDEN, another account's key 403 ERR_BAD_KEY. Keys are checked by the engine's admission,
  * as calls are.
  */
-export function addManagementRoutes(app: TemplatedApp, engine: Engine, counter: ActiveCounter, peers?: Peers): void {
+export function addManagementRoutes(app: TemplatedApp, engine: ManagementApi, counter: ActiveCounter, peers?: Peers): void {
   const routes = new Routes(app, engine, counter, peers);
   addKeyRoutes(routes);
   addFunctionRoutes(routes);
