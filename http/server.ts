@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { isBodyStream } from '../engine/body-stream';
-import { Engine, errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
+import type { CallApi, EngineApi } from '../engine/api';
+import { errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { writeAnswerHeaders } from './answer';
@@ -19,7 +20,7 @@ import { loadUws, type Uws } from './uws';
 import { addWebSocketRoute } from './websockets';
 
 export interface ServerOptions {
-  engine: Engine;
+  engine: EngineApi;
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -213,7 +214,7 @@ function safeDecode(segment: string): string {
   }
 }
 
-function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest, counter: ActiveCounter): void {
+function handleRun(engine: CallApi, res: HttpResponse, req: HttpRequest, counter: ActiveCounter): void {
   const call = readCall(req);
   const state: ResponseState = { aborted: false };
   res.onAborted(() => {

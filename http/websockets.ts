@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from '@trufflesuite/uws-js-unofficial';
 import type { FunctionSocket, SocketPeer } from '../engine/capabilities/websockets/host';
-import type { Engine, InvokeRequest, InvokeResponse } from '../engine/engine';
+import type { CallApi } from '../engine/api';
+import type { InvokeRequest, InvokeResponse } from '../engine/engine';
 import type { ActiveCounter } from './in-flight';
 import type { ResponseState } from './respond';
 
@@ -33,7 +34,7 @@ const OWN_HEADERS = /^(sec-websocket-|upgrade$|connection$|content-length$)/i;
  * connection, any other answer is sent as it is, without switching protocols. uWS routes a GET
  * with a `Sec-WebSocket-Key` here and every other request to `/v2/run/*`'s HTTP handler.
  */
-export function addWebSocketRoute(app: TemplatedApp, engine: Engine, counter: ActiveCounter, run: RunHandling): WebSocketRoute {
+export function addWebSocketRoute(app: TemplatedApp, engine: CallApi, counter: ActiveCounter, run: RunHandling): WebSocketRoute {
   const limits = engine.limits.webSockets;
   const connections = new Set<WebSocket<Connection>>();
   let closing: { code: number; reason: string } | undefined;
@@ -77,7 +78,7 @@ export function addWebSocketRoute(app: TemplatedApp, engine: Engine, counter: Ac
   };
 }
 
-function upgrade(engine: Engine, counter: ActiveCounter, run: RunHandling, res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+function upgrade(engine: CallApi, counter: ActiveCounter, run: RunHandling, res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
   const call = run.readCall(req);
   call.upgrade = true;
   const key = call.headers['sec-websocket-key'] ?? '';
