@@ -7,7 +7,7 @@ import { checkName } from '../engine/names';
 import { newRequestId } from '../engine/request-id';
 import { hasBody, readBody, readCallHeaders } from './body';
 import type { ActiveCounter } from './in-flight';
-import { writeResponse, type ResponseState } from './respond';
+import { writeResponse, type Connections, type ResponseState } from './respond';
 
 const ASYNC_PREFIX = '/v2/async/';
 
@@ -17,13 +17,13 @@ const ASYNC_PREFIX = '/v2/async/';
  * any byte of the body is read (a refusal is answered at once, the connection then closed); then
  * the invocation is stored durably and the answer is `202 {"invocationId"}`.
  */
-export function addAsyncRoute(app: TemplatedApp, engine: CallApi, counter: ActiveCounter): void {
-  app.any('/v2/async/*', (res, req) => handleAsync(engine, res, req, counter));
+export function addAsyncRoute(app: TemplatedApp, engine: CallApi, counter: ActiveCounter, connections: Connections): void {
+  app.any('/v2/async/*', (res, req) => handleAsync(engine, res, req, counter, connections));
 }
 
-function handleAsync(engine: CallApi, res: HttpResponse, req: HttpRequest, counter: ActiveCounter): void {
+function handleAsync(engine: CallApi, res: HttpResponse, req: HttpRequest, counter: ActiveCounter, connections: Connections): void {
   const call = readAsyncCall(req);
-  const state: ResponseState = { aborted: false };
+  const state: ResponseState = { aborted: false, connections };
   res.onAborted(() => (state.aborted = true));
   counter.begin();
   const requestId = newRequestId();

@@ -4,7 +4,7 @@ import { errorResponse, responseHeaders } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { isMetricsToken } from './bearer';
-import { writeResponse } from './respond';
+import { type Connections, writeResponse } from './respond';
 
 /**
  * `GET /healthz`. To anyone: `{"status":"ok"}`, all a load balancer needs. With the server's
@@ -15,12 +15,11 @@ import { writeResponse } from './respond';
  * the answering worker). Data directories, pids and other accounts' counts helped an attacker
  * learn the host, and the store's description names the database.
  */
-export function addHealthRoute(app: TemplatedApp, engine: ManagementApi, token: string | undefined, more: (() => Promise<Record<string, unknown>>) | undefined): void {
+export function addHealthRoute(app: TemplatedApp, engine: ManagementApi, connections: Connections, token: string | undefined, more: (() => Promise<Record<string, unknown>>) | undefined): void {
   app.get('/healthz', (res, req) => {
     const authorization = req.getHeader('authorization');
     const apiKey = req.getHeader('x-service-api-key');
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
+    const state = connections.watch(res);
     const answer = async (): Promise<Record<string, unknown>> => {
       if (authorization) {
         if (!isMetricsToken(authorization, token)) throw new ServiceError('ERR_BAD_KEY', "the bearer token is not this server's metrics token");

@@ -7,7 +7,7 @@ import { OtherNodesFollower } from '../engine/log-follow-nodes';
 import type { LogEntry } from '../engine/logs';
 import { newRequestId } from '../engine/request-id';
 import { readHeaders } from './body';
-import { closeConnections, writeHead, writeResponse, type ResponseState } from './respond';
+import { type Connections, writeHead, writeResponse, type ResponseState } from './respond';
 import { routeNames } from './route-names';
 
 /** How often the log files are looked at for new lines (they are written every 250 ms). */
@@ -52,7 +52,7 @@ export function logsAccess(engine: ManagementApi): LogsAccess {
  * are asked for every 2 s and merged in. Browsers read it with fetch (which can
  * send the key header), not EventSource (which cannot).
  */
-export function addLiveLogsRoute(app: TemplatedApp, engine: ManagementApi, access: LogsAccess): void {
+export function addLiveLogsRoute(app: TemplatedApp, engine: ManagementApi, connections: Connections, access: LogsAccess): void {
   const route = '/v2/accounts/:account/functions/:function/logs/live';
   const readNames = routeNames(route);
   app.get(route, (res, req) => {
@@ -60,7 +60,7 @@ export function addLiveLogsRoute(app: TemplatedApp, engine: ManagementApi, acces
     const { account, name } = names;
     const key = readHeaders(req)['x-service-api-key'];
     const query = new URLSearchParams(req.getQuery() ?? '');
-    const state: ResponseState = { aborted: false };
+    const state: ResponseState = { aborted: false, connections };
     let stream: LiveStream | undefined;
     res.onAborted(() => {
       state.aborted = true;
@@ -143,7 +143,7 @@ class LiveStream {
     this.reading = true;
     try {
       const now = Date.now();
-      if (closeConnections.now) return this.end();
+      if (this.state.connections.closing) return this.end();
       if (now - this.lastCheck >= HEARTBEAT_MS) {
         this.lastCheck = now;
         try {

@@ -8,7 +8,7 @@ import { backgroundErrorCounts } from '../engine/server-log';
 import { DURATION_BOUNDS_S, ERROR_CODES } from '../engine/stats/function-stats';
 import { isMetricsToken } from './bearer';
 import type { Peers } from './peers';
-import { writeResponse } from './respond';
+import { type Connections, writeResponse } from './respond';
 
 /**
  * `GET /metrics`: Prometheus's text format, made with prom-client (loaded on the first scrape).
@@ -21,12 +21,11 @@ import { writeResponse } from './respond';
  * The figures are read from what the engine counts in place on every call (engine/stats/), at
  * scrape time: the call path never touches prom-client.
  */
-export function addMetricsRoute(app: TemplatedApp, engine: ManagementApi, token: string | undefined, peers: Peers | undefined): void {
+export function addMetricsRoute(app: TemplatedApp, engine: ManagementApi, connections: Connections, token: string | undefined, peers: Peers | undefined): void {
   app.get('/metrics', (res, req) => {
     const authorization = req.getHeader('authorization');
     const apiKey = req.getHeader('x-service-api-key');
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
+    const state = connections.watch(res);
     const requestId = newRequestId();
     const answer = async (): Promise<string> => {
       if (!engine.countsMetrics) throw new ServiceError('ERR_NOT_FOUND', 'this server counts no metrics (it was started with --no-metrics)');

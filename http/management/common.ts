@@ -7,7 +7,7 @@ import type { ApiKeyRecord, KeyScope } from '../../engine/store/store';
 import { hasBody, readBody, readHeaders } from '../body';
 import type { ActiveCounter } from '../in-flight';
 import type { Peers } from '../peers';
-import { writeResponse, type ResponseState } from '../respond';
+import { writeResponse, type Connections, type ResponseState } from '../respond';
 import { routeNames, type RouteNames } from '../route-names';
 
 /** A management answer: a status and a JSON body. */
@@ -40,6 +40,8 @@ export class Routes {
     readonly app: TemplatedApp,
     readonly engine: ManagementApi,
     private readonly counter: ActiveCounter,
+    /** The server's connections, which its answers close once it drains. */
+    readonly connections: Connections,
     /** The other workers, whose figures add to this one's. */
     readonly peers: Peers | undefined,
   ) {}
@@ -57,7 +59,7 @@ export class Routes {
       const names = readNames(req);
       const headers = readHeaders(req);
       const query = new URLSearchParams(req.getQuery() ?? '');
-      const state: ResponseState = { aborted: false };
+      const state: ResponseState = { aborted: false, connections: this.connections };
       res.onAborted(() => (state.aborted = true));
       // Counted from the start, so that a drain waits for a body still arriving.
       this.counter.begin();

@@ -43,7 +43,7 @@ export function addFunctionRoutes(r: Routes): void {
   app.put(deployRoute, (res, req) => {
     const names = readNames(req);
     const headers = readHeaders(req);
-    const state: ResponseState = { aborted: false };
+    const state: ResponseState = { aborted: false, connections: r.connections };
     let upload: Upload | undefined;
     res.onAborted(() => {
       state.aborted = true;

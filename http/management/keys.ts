@@ -9,7 +9,7 @@ export function addKeyRoutes(r: Routes): void {
   const { app, engine } = r;
   app.get('/v2/whoami', (res, req) => {
     const headers = readHeaders(req);
-    const state: ResponseState = { aborted: false };
+    const state: ResponseState = { aborted: false, connections: r.connections };
     res.onAborted(() => (state.aborted = true));
     r.respond(res, state, async () => {
       const { accountId, key } = engine.identify(headers['x-service-api-key']);
