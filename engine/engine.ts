@@ -7,6 +7,7 @@ import { HeldRefusals } from './held-refusals';
 import { HostWorkPool } from './host-work/pool';
 import { LogBudget } from './capabilities/console/log-budget';
 import { Admission, KeyUseRecorder, type Gate } from './admission';
+import type { EngineApi, FunctionFigures, ProcessCounters } from './api';
 import { ServiceError } from './errors';
 import { Egress } from './capabilities/fetch/egress';
 import { socketService } from './capabilities/sockets/egress';
@@ -27,10 +28,12 @@ import type { BundleSource } from './bundle';
 import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
 import { History } from './stats/history';
 import { Catalog } from './store/catalog';
-import { Background } from './jobs/background';
+import { Background, type AsyncRequest, type ScheduleView } from './jobs/background';
 import type { RunOutcome } from './jobs/runner';
 import { functionsExceeded, type DeployQuota } from './store/quota';
-import type { ApiKeyRecord, NewAccount, Store, StoreHealth } from './store/store';
+import type { ApiKeyRecord, FunctionRecord, KeyScope, NewAccount, NewKey, Store, StoreHealth, TrafficShare, VersionList } from './store/store';
+import type { KeyDescription } from './wire';
+import type { InvocationView } from './jobs/records';
 import { checkPercent } from './store/traffic';
 
 export { clientError, errorResponse, responseHeaders };
@@ -138,7 +141,7 @@ export interface EngineStats extends PoolStats {
  * so both behave the same. What it serves comes from a Store through the in-memory Catalog; which
  * store and which runtimes is the composition root's choice (supervisor/compose.ts).
  */
-export class Engine {
+export class Engine implements EngineApi {
   readonly limits: Limits;
   readonly catalog: Catalog;
   /** Where uploads wait while they arrive (deploy bundles, written as they come). */
@@ -303,7 +306,7 @@ export class Engine {
   }
 
   /** Whether other nodes keep logs too (several nodes on PostgreSQL): live views follow this node's files and ask the others. */
-  get logsOnOtherNodes(): boolean {
+  get otherNodesKeepLogs(): boolean {
     return this.logReader.readOthers !== undefined;
   }
 
@@ -315,6 +318,94 @@ export class Engine {
   /** The version serving most calls of a function. */
   describe(accountId: string, name: string): FunctionManifest | undefined {
     return this.catalog.serving(accountId, name);
+  }
+
+  existing(accountId: string, name: string): FunctionDescription {
+    const entry = this.catalog.function(accountId, name);
+    if (!entry) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${name} in account ${accountId}`);
+    return describeFunction(entry.primary, entry.record.traffic);
+  }
+
+  traffic(accountId: string, name: string): TrafficShare[] | undefined {
+    return this.catalog.function(accountId, name)?.record.traffic;
+  }
+
+  // The management API's operations (engine/api.ts), each where it lives.
+  authorize(accountId: string, apiKey: string | undefined, scope: KeyScope): ApiKeyRecord {
+    return this.admission.authorize(accountId, apiKey, scope);
+  }
+  identify(apiKey: string | undefined): { accountId: string; key: ApiKeyRecord } {
+    return this.admission.identify(apiKey);
+  }
+  versions(account: string, name: string): Promise<VersionList> {
+    return this.manage.versions(account, name);
+  }
+  rollback(account: string, name: string, to?: unknown): Promise<FunctionRecord> {
+    return this.manage.rollback(account, name, to);
+  }
+  setTraffic(account: string, name: string, traffic: unknown): Promise<FunctionRecord> {
+    return this.manage.setTraffic(account, name, traffic);
+  }
+  promote(account: string, name: string): Promise<FunctionRecord> {
+    return this.manage.promote(account, name);
+  }
+  keys(accountId: string, all?: boolean): Promise<KeyDescription[]> {
+    return this.manage.keys(accountId, all);
+  }
+  createKey(accountId: string, options: { name?: unknown; scope?: unknown }): Promise<NewKey> {
+    return this.manage.createKey(accountId, options);
+  }
+  revokeKey(accountId: string, name: string): Promise<ApiKeyRecord> {
+    return this.manage.revokeKey(accountId, name);
+  }
+  readLocalLogs(accountId: string, name: string, query: LogQuery): Promise<LogEntry[]> {
+    return this.logs.read(accountId, name, query);
+  }
+  logFiles(accountId: string, name: string): Promise<string[]> {
+    return this.logs.filesOf(accountId, name);
+  }
+  readInvocation(accountId: string, id: string): Promise<InvocationView> {
+    return this.background.read(accountId, id);
+  }
+  listInvocations(accountId: string, name: string, limit: number): Promise<InvocationView[]> {
+    return this.background.list(accountId, name, limit);
+  }
+  schedules(accountId: string, name?: string): Promise<ScheduleView[]> {
+    return this.background.schedules(accountId, name);
+  }
+  checkAsync(request: Pick<AsyncRequest, 'accountId' | 'functionName' | 'apiKey'>): void {
+    this.background.check(request);
+  }
+  acceptAsync(request: AsyncRequest): Promise<string> {
+    return this.background.accept(request);
+  }
+
+  get countsMetrics(): boolean {
+    return this.history !== undefined;
+  }
+
+  recentFigures(accountId: string, name: string, windowSec: number): FunctionFigures | undefined {
+    if (!this.history) return undefined;
+    const stats = this.functionStats.get(accountId, name);
+    const warm = this.pool.warmByFunction().get(`${accountId}/${name}`);
+    return { window: this.history.window(stats, windowSec), inFlight: stats?.inflight ?? 0, coldStarts: stats?.coldStarts ?? 0, warmInstances: warm?.instances ?? 0, warmMb: warm?.mb ?? 0 };
+  }
+
+  warmByFunction(): Map<string, { instances: number; mb: number }> {
+    return this.pool.warmByFunction();
+  }
+
+  counters(): ProcessCounters {
+    this.functionStats.prune();
+    const catalog = this.catalog;
+    return {
+      functions: this.functionStats.all(),
+      splits: (function* () {
+        for (const entry of catalog.allFunctions()) yield entry.record;
+      })(),
+      egress: this.egress.counts,
+      droppedLogLines: this.logs.droppedLines,
+    };
   }
 
   stats(): EngineStats {

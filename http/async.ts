@@ -1,12 +1,13 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, responseHeaders, type Engine } from '../engine/engine';
+import type { CallApi } from '../engine/api';
+import { errorResponse, responseHeaders } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import type { AsyncRequest } from '../engine/jobs/background';
 import { checkName } from '../engine/names';
 import { newRequestId } from '../engine/request-id';
 import { hasBody, readBody, readCallHeaders } from './body';
 import type { ActiveCounter } from './in-flight';
-import { writeResponse, type ResponseState } from './respond';
+import { writeResponse, type Connections, type ResponseState } from './respond';
 
 const ASYNC_PREFIX = '/v2/async/';
 
@@ -16,13 +17,13 @@ const ASYNC_PREFIX = '/v2/async/';
  * any byte of the body is read (a refusal is answered at once, the connection then closed); then
  * the invocation is stored durably and the answer is `202 {"invocationId"}`.
  */
-export function addAsyncRoute(app: TemplatedApp, engine: Engine, counter: ActiveCounter): void {
-  app.any('/v2/async/*', (res, req) => handleAsync(engine, res, req, counter));
+export function addAsyncRoute(app: TemplatedApp, engine: CallApi, counter: ActiveCounter, connections: Connections): void {
+  app.any('/v2/async/*', (res, req) => handleAsync(engine, res, req, counter, connections));
 }
 
-function handleAsync(engine: Engine, res: HttpResponse, req: HttpRequest, counter: ActiveCounter): void {
+function handleAsync(engine: CallApi, res: HttpResponse, req: HttpRequest, counter: ActiveCounter, connections: Connections): void {
   const call = readAsyncCall(req);
-  const state: ResponseState = { aborted: false };
+  const state: ResponseState = { aborted: false, connections };
   res.onAborted(() => (state.aborted = true));
   counter.begin();
   const requestId = newRequestId();
@@ -37,7 +38,7 @@ function handleAsync(engine: Engine, res: HttpResponse, req: HttpRequest, counte
   try {
     checkName('account', call.accountId);
     checkName('function', call.functionName);
-    engine.background.check(call);
+    engine.checkAsync(call);
   } catch (err) {
     return fail(err, hasBody(call.headers));
   }
@@ -47,7 +48,7 @@ function handleAsync(engine: Engine, res: HttpResponse, req: HttpRequest, counte
     call.headers,
     limit,
     (body) => {
-      engine.background.accept({ ...call, body }).then(
+      engine.acceptAsync({ ...call, body }).then(
         (invocationId) => answer(202, { 'content-type': 'application/json', 'X-Service-Request-ID': requestId, 'X-Service-Duration-Usecs': '0.000' }, JSON.stringify({ invocationId })),
         (err: unknown) => fail(err),
       );

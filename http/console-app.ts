@@ -1,5 +1,6 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, type Engine } from '../engine/engine';
+import type { EngineApi } from '../engine/api';
+import { errorResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { addConsoleRoutes } from './console';
@@ -8,7 +9,7 @@ import type { ActiveCounter } from './in-flight';
 import { addLiveLogsRoute, logsAccess } from './live-logs';
 import { addManagementRoutes } from './management/index';
 import type { Peers } from './peers';
-import { writeResponse, type ResponseState } from './respond';
+import { type Connections, writeResponse, type ResponseState } from './respond';
 
 /** Every answer of these routes is JSON or plain text that no browser may take for a page. */
 const NOSNIFF = { 'x-content-type-options': 'nosniff' };
@@ -19,26 +20,26 @@ const NOSNIFF = { 'x-content-type-options': 'nosniff' };
  * tenant's page can run in the origin that keeps the signed-in key. `functionUrl` is where
  * functions are answered, for the message of a call sent here.
  */
-export function addConsolePortRoutes(app: TemplatedApp, engine: Engine, counter: ActiveCounter, functionUrl: () => string, peers?: Peers): void {
-  addConsoleRoutes(app);
-  addConsoleInvokeRoute(app, engine, counter);
-  addManagementRoutes(app, engine, counter, peers);
-  addLiveLogsRoute(app, engine, logsAccess(engine));
-  app.get('/', (res) => writeResponse(res, watch(res), 302, { location: '/console/', 'content-type': 'text/plain; charset=utf-8', ...NOSNIFF }, 'The console is at /console/\n', false));
+export function addConsolePortRoutes(app: TemplatedApp, engine: EngineApi, counter: ActiveCounter, connections: Connections, functionUrl: () => string, peers?: Peers): void {
+  addConsoleRoutes(app, connections);
+  addConsoleInvokeRoute(app, engine, counter, connections);
+  addManagementRoutes(app, engine, counter, connections, peers);
+  addLiveLogsRoute(app, engine, connections, logsAccess(engine));
+  app.get('/', (res) => writeResponse(res, connections.watch(res), 302, { location: '/console/', 'content-type': 'text/plain; charset=utf-8', ...NOSNIFF }, 'The console is at /console/\n', false));
   app.any('/v2/run/*', (res) => {
     const message = `functions are not answered on the console's port: call them on the function port, ${functionUrl()}/v2/run/<account>/<function>`;
-    answerError(res, watch(res), new ServiceError('ERR_NOT_FOUND', message));
+    answerError(res, connections.watch(res), new ServiceError('ERR_NOT_FOUND', message));
   });
-  app.any('/*', (res, req) => answerError(res, watch(res), new ServiceError('ERR_NOT_FOUND', `no route for ${req.getUrl()} on the console's port`)));
+  app.any('/*', (res, req) => answerError(res, connections.watch(res), new ServiceError('ERR_NOT_FOUND', `no route for ${req.getUrl()} on the console's port`)));
 }
 
 /**
  * The function port's /console: a redirect to the console's origin, which `locate` gives for the
  * Host the request was sent to (undefined when this server serves no console).
  */
-export function addConsoleRedirect(app: TemplatedApp, locate: (host: string) => string | undefined): void {
+export function addConsoleRedirect(app: TemplatedApp, connections: Connections, locate: (host: string) => string | undefined): void {
   const redirect = (res: HttpResponse, req: HttpRequest) => {
-    const state = watch(res);
+    const state = connections.watch(res);
     const where = locate(req.getHeader('host'));
     if (where === undefined) {
       answerError(res, state, new ServiceError('ERR_NOT_FOUND', 'this server serves no console (it was started with --console-port 0)'));
@@ -57,9 +58,9 @@ const { version } = require('../../package.json') as { version: string };
  * The function port's `/`: what this server is and where its console is, instead of a JSON 404. A
  * browser (asking for HTML) is sent on to the console; anything else reads the text.
  */
-export function addFunctionPortRoot(app: TemplatedApp, locate: (host: string) => string | undefined): void {
+export function addFunctionPortRoot(app: TemplatedApp, connections: Connections, locate: (host: string) => string | undefined): void {
   app.any('/', (res, req) => {
-    const state = watch(res);
+    const state = connections.watch(res);
     const method = req.getMethod();
     if (method !== 'get' && method !== 'head') {
       answerError(res, state, new ServiceError('ERR_NOT_FOUND', `no route for ${method.toUpperCase()} /: functions are called at /v2/run/<account>/<function>`));
@@ -79,12 +80,6 @@ export function addFunctionPortRoot(app: TemplatedApp, locate: (host: string) =>
 /** The host name of a Host header (`example.com:8080`, `[::1]:8080`), or undefined when it is not one. */
 export function hostNameOf(host: string): string | undefined {
   return /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/.exec(host)?.[1];
-}
-
-function watch(res: HttpResponse): ResponseState {
-  const state: ResponseState = { aborted: false };
-  res.onAborted(() => (state.aborted = true));
-  return state;
 }
 
 function answerError(res: HttpResponse, state: ResponseState, err: ServiceError): void {

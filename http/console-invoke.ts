@@ -1,13 +1,14 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, type Engine, type InvokeRequest, type WholeResponse } from '../engine/engine';
+import type { CallApi } from '../engine/api';
+import { errorResponse, type InvokeRequest, type WholeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import type { ConsoleAnswer, ConsoleCall } from '../engine/wire';
 import { writeAnswerHeaders } from './answer';
 import { readBody, readHeaders } from './body';
 import type { ActiveCounter } from './in-flight';
-import { writeResponse, type ResponseState } from './respond';
+import { type Connections, writeResponse, type ResponseState } from './respond';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -35,10 +36,10 @@ const ENVELOPE_HEADERS: Record<string, string> = {
  * A cross-origin page cannot send it (a JSON request needs a CORS preflight, which this port never
  * grants) nor read its answer.
  */
-export function addConsoleInvokeRoute(app: TemplatedApp, engine: Engine, counter: ActiveCounter): void {
+export function addConsoleInvokeRoute(app: TemplatedApp, engine: CallApi, counter: ActiveCounter, connections: Connections): void {
   app.post('/console/invoke', (res, req) => {
     const headers = readHeaders(req);
-    const state: ResponseState = { aborted: false };
+    const state: ResponseState = { aborted: false, connections };
     res.onAborted(() => (state.aborted = true));
     counter.begin();
     const refuse = (err: unknown) => {

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { writeResponse, type ResponseState } from './respond';
+import { type Connections, writeResponse, type ResponseState } from './respond';
 
 /** Where scripts/build.js puts the console's files (dist/console, beside dist/http). */
 const CONSOLE_DIR = path.join(__dirname, '..', 'console');
@@ -52,23 +52,17 @@ interface ConsoleFile {
  * The web console at /console/: static files built by scripts/build.js, read, compressed and kept
  * in memory on the first request, so a server whose console is never opened never reads them.
  */
-export function addConsoleRoutes(app: TemplatedApp): void {
+export function addConsoleRoutes(app: TemplatedApp, connections: Connections): void {
   let files: Map<string, ConsoleFile> | undefined;
   app.get('/console', (res) => {
-    const state = watch(res);
+    const state = connections.watch(res);
     writeResponse(res, state, 308, { location: '/console/', ...SECURITY_HEADERS }, '', false);
   });
   app.get('/console/*', (res, req) => {
-    const state = watch(res);
+    const state = connections.watch(res);
     files ??= loadFiles(CONSOLE_DIR);
     serveFile(res, req, state, files);
   });
-}
-
-function watch(res: HttpResponse): ResponseState {
-  const state: ResponseState = { aborted: false };
-  res.onAborted(() => (state.aborted = true));
-  return state;
 }
 
 function serveFile(res: HttpResponse, req: HttpRequest, state: ResponseState, files: Map<string, ConsoleFile>): void {

@@ -1,9 +1,10 @@
 import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, responseHeaders, type Engine } from '../engine/engine';
+import type { ManagementApi } from '../engine/api';
+import { errorResponse, responseHeaders } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { isMetricsToken } from './bearer';
-import { writeResponse } from './respond';
+import { type Connections, writeResponse } from './respond';
 
 /**
  * `GET /healthz`. To anyone: `{"status":"ok"}`, all a load balancer needs. With the server's
@@ -14,12 +15,11 @@ import { writeResponse } from './respond';
  * the answering worker). Data directories, pids and other accounts' counts helped an attacker
  * learn the host, and the store's description names the database.
  */
-export function addHealthRoute(app: TemplatedApp, engine: Engine, token: string | undefined, more: (() => Promise<Record<string, unknown>>) | undefined): void {
+export function addHealthRoute(app: TemplatedApp, engine: ManagementApi, connections: Connections, token: string | undefined, more: (() => Promise<Record<string, unknown>>) | undefined): void {
   app.get('/healthz', (res, req) => {
     const authorization = req.getHeader('authorization');
     const apiKey = req.getHeader('x-service-api-key');
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
+    const state = connections.watch(res);
     const answer = async (): Promise<Record<string, unknown>> => {
       if (authorization) {
         if (!isMetricsToken(authorization, token)) throw new ServiceError('ERR_BAD_KEY', "the bearer token is not this server's metrics token");
@@ -28,8 +28,8 @@ export function addHealthRoute(app: TemplatedApp, engine: Engine, token: string 
         return { ...own, ...(await more().catch((err: unknown) => ({ healthError: (err as Error).message }))) };
       }
       if (apiKey) {
-        const { accountId } = engine.admission.identify(apiKey);
-        engine.admission.authorize(accountId, apiKey, 'admin');
+        const { accountId } = engine.identify(apiKey);
+        engine.authorize(accountId, apiKey, 'admin');
         return accountHealth(engine, accountId);
       }
       return { status: 'ok' };
@@ -44,20 +44,20 @@ export function addHealthRoute(app: TemplatedApp, engine: Engine, token: string 
   });
 }
 
-function accountHealth(engine: Engine, accountId: string): Record<string, unknown> {
-  const { kind, state } = engine.store.health();
+function accountHealth(engine: ManagementApi, accountId: string): Record<string, unknown> {
+  const { store, runtimes } = engine.stats();
+  const { kind, state } = store;
   let warmInstances = 0;
   let warmMb = 0;
-  for (const [fn, warm] of engine.pool.warmByFunction()) {
+  for (const [fn, warm] of engine.warmByFunction()) {
     if (!fn.startsWith(`${accountId}/`)) continue;
     warmInstances += warm.instances;
     warmMb += warm.mb;
   }
-  const { runtimes } = engine.stats();
   return {
     status: 'ok',
     store: { kind, state },
     runtimes,
-    account: { id: accountId, functions: engine.catalog.list(accountId).length, warmInstances, warmMemoryBytes: Math.round(warmMb * 1024 * 1024) },
+    account: { id: accountId, functions: engine.list(accountId).length, warmInstances, warmMemoryBytes: Math.round(warmMb * 1024 * 1024) },
   };
 }

@@ -1,12 +1,13 @@
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { clientError, errorResponse, responseHeaders, type Engine } from '../engine/engine';
+import type { ManagementApi } from '../engine/api';
+import { clientError, errorResponse, responseHeaders } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { LogFollower } from '../engine/log-follow';
 import { OtherNodesFollower } from '../engine/log-follow-nodes';
 import type { LogEntry } from '../engine/logs';
 import { newRequestId } from '../engine/request-id';
 import { readHeaders } from './body';
-import { closeConnections, writeHead, writeResponse, type ResponseState } from './respond';
+import { type Connections, writeHead, writeResponse, type ResponseState } from './respond';
 import { routeNames } from './route-names';
 
 /** How often the log files are looked at for new lines (they are written every 250 ms). */
@@ -33,9 +34,9 @@ export type LogsAccess = (account: string, name: string, key: string | undefined
  * The logs route's check: an admin key of the account (the engine's admission, as the management
  * API's log route), for a function that exists.
  */
-export function logsAccess(engine: Engine): LogsAccess {
+export function logsAccess(engine: ManagementApi): LogsAccess {
   return (account, name, key) => {
-    engine.admission.authorize(account, key, 'admin');
+    engine.authorize(account, key, 'admin');
     if (!engine.describe(account, name)) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${name} in account ${account}`);
   };
 }
@@ -51,7 +52,7 @@ export function logsAccess(engine: Engine): LogsAccess {
  * are asked for every 2 s and merged in. Browsers read it with fetch (which can
  * send the key header), not EventSource (which cannot).
  */
-export function addLiveLogsRoute(app: TemplatedApp, engine: Engine, access: LogsAccess): void {
+export function addLiveLogsRoute(app: TemplatedApp, engine: ManagementApi, connections: Connections, access: LogsAccess): void {
   const route = '/v2/accounts/:account/functions/:function/logs/live';
   const readNames = routeNames(route);
   app.get(route, (res, req) => {
@@ -59,7 +60,7 @@ export function addLiveLogsRoute(app: TemplatedApp, engine: Engine, access: Logs
     const { account, name } = names;
     const key = readHeaders(req)['x-service-api-key'];
     const query = new URLSearchParams(req.getQuery() ?? '');
-    const state: ResponseState = { aborted: false };
+    const state: ResponseState = { aborted: false, connections };
     let stream: LiveStream | undefined;
     res.onAborted(() => {
       state.aborted = true;
@@ -80,8 +81,8 @@ export function addLiveLogsRoute(app: TemplatedApp, engine: Engine, access: Logs
     const sinceText = query.get('since');
     const since = sinceText === null || !Number.isFinite(Number(sinceText)) ? undefined : Number(sinceText);
     open++;
-    const others = engine.logsOnOtherNodes ? new OtherNodesFollower((from, limit) => engine.readOtherNodesLogs(account, name, { since: from, limit }, key)) : undefined;
-    stream = new LiveStream(res, state, new LogFollower(() => engine.logs.filesOf(account, name)), others, () => access(account, name, key), () => open--);
+    const others = engine.otherNodesKeepLogs ? new OtherNodesFollower((from, limit) => engine.readOtherNodesLogs(account, name, { since: from, limit }, key)) : undefined;
+    stream = new LiveStream(res, state, new LogFollower(() => engine.logFiles(account, name)), others, () => access(account, name, key), () => open--);
     stream.begin(backlog, since).catch((err: unknown) => {
       stream!.stop();
       refuse(err);
@@ -142,7 +143,7 @@ class LiveStream {
     this.reading = true;
     try {
       const now = Date.now();
-      if (closeConnections.now) return this.end();
+      if (this.state.connections.closing) return this.end();
       if (now - this.lastCheck >= HEARTBEAT_MS) {
         this.lastCheck = now;
         try {

@@ -1,13 +1,14 @@
 import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import type { Registry } from 'prom-client';
-import { errorResponse, responseHeaders, type Engine } from '../engine/engine';
+import type { ManagementApi } from '../engine/api';
+import { errorResponse, responseHeaders } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { backgroundErrorCounts } from '../engine/server-log';
 import { DURATION_BOUNDS_S, ERROR_CODES } from '../engine/stats/function-stats';
 import { isMetricsToken } from './bearer';
 import type { Peers } from './peers';
-import { writeResponse } from './respond';
+import { type Connections, writeResponse } from './respond';
 
 /**
  * `GET /metrics`: Prometheus's text format, made with prom-client (loaded on the first scrape).
@@ -20,19 +21,18 @@ import { writeResponse } from './respond';
  * The figures are read from what the engine counts in place on every call (engine/stats/), at
  * scrape time: the call path never touches prom-client.
  */
-export function addMetricsRoute(app: TemplatedApp, engine: Engine, token: string | undefined, peers: Peers | undefined): void {
+export function addMetricsRoute(app: TemplatedApp, engine: ManagementApi, connections: Connections, token: string | undefined, peers: Peers | undefined): void {
   app.get('/metrics', (res, req) => {
     const authorization = req.getHeader('authorization');
     const apiKey = req.getHeader('x-service-api-key');
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
+    const state = connections.watch(res);
     const requestId = newRequestId();
     const answer = async (): Promise<string> => {
-      if (!engine.history) throw new ServiceError('ERR_NOT_FOUND', 'this server counts no metrics (it was started with --no-metrics)');
+      if (!engine.countsMetrics) throw new ServiceError('ERR_NOT_FOUND', 'this server counts no metrics (it was started with --no-metrics)');
       if (isMetricsToken(authorization, token)) return render(engine, undefined, peers);
       if (apiKey) {
-        const { accountId } = engine.admission.identify(apiKey);
-        engine.admission.authorize(accountId, apiKey, 'admin');
+        const { accountId } = engine.identify(apiKey);
+        engine.authorize(accountId, apiKey, 'admin');
         return render(engine, accountId, peers);
       }
       throw new ServiceError('ERR_NO_KEY', "metrics need an account's admin key (X-Service-Api-Key: that account's functions) or the server's metrics token (Authorization: Bearer <token>: everything)");
@@ -79,7 +79,7 @@ function metric(name: string, help: string, type: 'counter' | 'gauge' | 'histogr
 }
 
 /** The text of a scrape: this process's figures, and the other workers' added to them. */
-async function render(engine: Engine, account: string | undefined, peers: Peers | undefined): Promise<string> {
+async function render(engine: ManagementApi, account: string | undefined, peers: Peers | undefined): Promise<string> {
   const { AggregatorRegistry, Registry } = loadProm();
   const own = await collectMetrics(engine, account);
   const others = peers ? (await peers.gather<MetricJson[]>('metrics', { account })).filter((m) => Array.isArray(m)) : [];
@@ -90,7 +90,7 @@ async function render(engine: Engine, account: string | undefined, peers: Peers 
 }
 
 /** This process's figures: every function's (or one account's), and with no account the server's own and the process's. */
-export async function collectMetrics(engine: Engine, account: string | undefined): Promise<MetricJson[]> {
+export async function collectMetrics(engine: ManagementApi, account: string | undefined): Promise<MetricJson[]> {
   const ours = (a: string) => account === undefined || a === account;
   const calls: Value[] = [];
   const errors: Value[] = [];
@@ -100,9 +100,9 @@ export async function collectMetrics(engine: Engine, account: string | undefined
   const warm: Value[] = [];
   const memory: Value[] = [];
   const traffic: Value[] = [];
-  engine.functionStats.prune();
-  const warmByFunction = engine.pool.warmByFunction();
-  for (const stats of engine.functionStats.all()) {
+  const counters = engine.counters();
+  const warmByFunction = engine.warmByFunction();
+  for (const stats of counters.functions) {
     if (!ours(stats.account)) continue;
     const labels = { account: stats.account, function: stats.name };
     stats.statuses.forEach((status, i) => calls.push({ labels: { ...labels, code: String(status) }, value: stats.statusCounts[i]! }));
@@ -120,9 +120,9 @@ export async function collectMetrics(engine: Engine, account: string | undefined
     warm.push({ labels, value: pooled?.instances ?? 0 });
     memory.push({ labels, value: Math.round((pooled?.mb ?? 0) * 1024 * 1024) });
   }
-  for (const entry of engine.catalog.allFunctions()) {
-    if (!ours(entry.primary.account)) continue;
-    for (const share of entry.record.traffic) traffic.push({ labels: { account: entry.record.account, function: entry.record.name, version: String(share.version) }, value: share.percent });
+  for (const record of counters.splits) {
+    if (!ours(record.account)) continue;
+    for (const share of record.traffic) traffic.push({ labels: { account: record.account, function: record.name, version: String(share.version) }, value: share.percent });
   }
   const perFunction = [
     metric('islet_function_calls_total', 'Calls answered, by HTTP status (refused ones included).', 'counter', calls),
@@ -136,16 +136,16 @@ export async function collectMetrics(engine: Engine, account: string | undefined
   ];
   if (account !== undefined) return perFunction;
 
-  const pool = engine.pool.stats();
+  const stats = engine.stats();
   const server = [
-    metric('islet_egress_requests_total', "Functions' outbound fetches, by outcome.", 'counter', Object.entries(engine.egress.counts).map(([outcome, value]) => ({ labels: { outcome }, value }))),
-    metric('islet_log_lines_dropped_total', "Function log lines dropped (bursts over what a log file keeps, or a backlog when the disk fell behind).", 'counter', [{ labels: {}, value: engine.logs.droppedLines }]),
+    metric('islet_egress_requests_total', "Functions' outbound fetches, by outcome.", 'counter', Object.entries(counters.egress).map(([outcome, value]) => ({ labels: { outcome }, value }))),
+    metric('islet_log_lines_dropped_total', "Function log lines dropped (bursts over what a log file keeps, or a backlog when the disk fell behind).", 'counter', [{ labels: {}, value: counters.droppedLogLines }]),
     metric('islet_background_errors_total', "Failures of work no caller waits on (the catalog's refresh, key-use writes, heartbeats, log writes…), by task; each is in the server's log.", 'counter', backgroundErrorCounts().map(([task, value]) => ({ labels: { task }, value }))),
-    metric('islet_catastrophic_oom_total', 'Fatal out-of-memory events of isolates (restart the process when it grows).', 'counter', [{ labels: {}, value: engine.stats().catastrophicOutOfMemory }]),
-    metric('islet_warm_instances', 'Warm instances, all functions.', 'gauge', [{ labels: {}, value: pool.warm }]),
-    metric('islet_warm_memory_bytes', 'Estimated memory held by warm instances, all functions.', 'gauge', [{ labels: {}, value: Math.round(pool.warmMb * 1024 * 1024) }]),
-    metric('islet_accounts', 'Accounts.', 'gauge', [{ labels: {}, value: engine.catalog.accountCount }], 'first'),
-    metric('islet_functions', 'Deployed functions.', 'gauge', [{ labels: {}, value: engine.catalog.size }], 'first'),
+    metric('islet_catastrophic_oom_total', 'Fatal out-of-memory events of isolates (restart the process when it grows).', 'counter', [{ labels: {}, value: stats.catastrophicOutOfMemory }]),
+    metric('islet_warm_instances', 'Warm instances, all functions.', 'gauge', [{ labels: {}, value: stats.warm }]),
+    metric('islet_warm_memory_bytes', 'Estimated memory held by warm instances, all functions.', 'gauge', [{ labels: {}, value: Math.round(stats.warmMb * 1024 * 1024) }]),
+    metric('islet_accounts', 'Accounts.', 'gauge', [{ labels: {}, value: stats.accounts }], 'first'),
+    metric('islet_functions', 'Deployed functions.', 'gauge', [{ labels: {}, value: stats.functions }], 'first'),
   ];
   if (!processRegistry) {
     processRegistry = new (loadProm().Registry)();

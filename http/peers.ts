@@ -1,5 +1,5 @@
-import type { Engine } from '../engine/engine';
-import { localStats, type PeerStats } from './management/stats';
+import type { ManagementApi } from '../engine/api';
+import type { PeerStats } from './management/stats';
 import { collectMetrics, type MetricJson } from './metrics';
 
 /**
@@ -21,8 +21,8 @@ export interface PeerQuery {
 }
 
 /** What this process answers when a peer gathers figures: its metrics, or its part of a function's figures. */
-export function localFigures(engine: Engine, op: PeerOp, query: PeerQuery): Promise<MetricJson[]> | PeerStats | undefined {
+export function localFigures(engine: ManagementApi, op: PeerOp, query: PeerQuery): Promise<MetricJson[]> | PeerStats | undefined {
   if (op === 'metrics') return collectMetrics(engine, query.account);
   if (query.account === undefined || query.name === undefined || query.windowSec === undefined) return undefined;
-  return localStats(engine, query.account, query.name, query.windowSec);
+  return engine.recentFigures(query.account, query.name, query.windowSec);
 }

@@ -8,15 +8,28 @@ export interface ResponseState {
   aborted: boolean;
   /** Called when the client goes away, for a response still being written (a stream). */
   onAbort?: () => void;
+  /** The answering server's connections: whether the answer closes its connection. */
+  readonly connections: Connections;
 }
 
 const statusLines: string[] = [];
 
 /**
- * Set when the process drains: every response then closes its connection, so keep-alive clients
- * reconnect, and reach another worker. (One server per process drains: the whole process stops.)
+ * One server's connections: `closing` is set when it drains, and every response from then on closes
+ * its connection, so keep-alive clients reconnect, and reach another worker. Each server has its
+ * own: draining one leaves another's connections kept alive (a process-wide flag closed every
+ * server's of the process, such as the tests' several servers).
  */
-export const closeConnections = { now: false };
+export class Connections {
+  closing = false;
+
+  /** A request's state, not aborted yet, answered on these connections. */
+  watch(res: HttpResponse): ResponseState {
+    const state: ResponseState = { aborted: false, connections: this };
+    res.onAborted(() => (state.aborted = true));
+    return state;
+  }
+}
 
 /** `200 OK` and the like (status codes are checked to be 100–599 before they get here). */
 export function statusLine(status: number): string {
@@ -59,9 +72,9 @@ export function writeHead(res: HttpResponse, status: number, headers: Record<str
 /** Ends a response with its body (inside a cork, after the headers). */
 export function writeBody(res: HttpResponse, state: ResponseState, body: string | Uint8Array, head: boolean): void {
   if (head) {
-    res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, closeConnections.now);
+    res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, state.connections.closing);
   } else if ((typeof body === 'string' ? body.length * 3 : body.byteLength) <= DIRECT_LIMIT) {
-    res.end(body, closeConnections.now);
+    res.end(body, state.connections.closing);
   } else {
     streamBody(res, state, typeof body === 'string' ? Buffer.from(body) : body);
   }

@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { isBodyStream } from '../engine/body-stream';
-import { Engine, errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
+import type { CallApi, EngineApi } from '../engine/api';
+import { errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { writeAnswerHeaders } from './answer';
@@ -13,13 +14,13 @@ import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
 import { ActiveCounter, quiet } from './in-flight';
-import { closeConnections, statusLine, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
+import { Connections, statusLine, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
 import { writeStream } from './stream-answer';
 import { loadUws, type Uws } from './uws';
 import { addWebSocketRoute } from './websockets';
 
 export interface ServerOptions {
-  engine: Engine;
+  engine: EngineApi;
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -79,32 +80,32 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const { engine } = options;
   const app: TemplatedApp = uws.App();
   const counter = new ActiveCounter();
+  const connections = new Connections();
   const shownHost = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
   const urlOf = (port: number) => `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
   let port = 0;
   let consolePort: number | undefined;
 
   // First: uWS gives it the GETs that ask for a WebSocket, and every other request to the next route.
-  const webSockets = addWebSocketRoute(app, engine, counter, { readCall, send });
-  app.any('/v2/run/*', (res, req) => handleRun(engine, res, req, counter));
-  addAsyncRoute(app, engine, counter);
-  addManagementRoutes(app, engine, counter, options.peers);
-  addMetricsRoute(app, engine, options.metricsToken, options.peers);
-  addLiveLogsRoute(app, engine, logsAccess(engine));
+  const webSockets = addWebSocketRoute(app, engine, counter, connections, { readCall, send });
+  app.any('/v2/run/*', (res, req) => handleRun(engine, res, req, counter, connections));
+  addAsyncRoute(app, engine, counter, connections);
+  addManagementRoutes(app, engine, counter, connections, options.peers);
+  addMetricsRoute(app, engine, connections, options.metricsToken, options.peers);
+  addLiveLogsRoute(app, engine, connections, logsAccess(engine));
   const consoleAt = (host: string): string | undefined => {
     if (options.consoleOrigin !== undefined) return `${options.consoleOrigin}/console/`;
     if (consolePort === undefined) return undefined;
     const name = hostNameOf(host);
     return `${name === undefined ? urlOf(consolePort) : `http://${name}:${consolePort}`}/console/`;
   };
-  addConsoleRedirect(app, consoleAt);
-  addFunctionPortRoot(app, consoleAt);
-  addHealthRoute(app, engine, options.metricsToken, options.health);
+  addConsoleRedirect(app, connections, consoleAt);
+  addFunctionPortRoot(app, connections, consoleAt);
+  addHealthRoute(app, engine, connections, options.metricsToken, options.health);
   app.any('/*', (res, req) => {
     const head = req.getMethod() === 'head';
     const url = req.getUrl();
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
+    const state = connections.watch(res);
     send(res, state, errorResponse(new ServiceError('ERR_NOT_FOUND', `no route for ${url}`), newRequestId(), 0), head, () => undefined);
   });
 
@@ -114,7 +115,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const sockets = [main.socket];
   if (options.consolePort !== undefined) {
     const consoleApp: TemplatedApp = uws.App();
-    addConsolePortRoutes(consoleApp, engine, counter, () => urlOf(port), options.peers);
+    addConsolePortRoutes(consoleApp, engine, counter, connections, () => urlOf(port), options.peers);
     try {
       const own = await listen(uws, consoleApp, options.host, options.consolePort, "the console's port");
       consolePort = own.port;
@@ -142,7 +143,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     close: stopListening,
     drain: () => {
       stopListening();
-      closeConnections.now = true;
+      connections.closing = true;
       return quiet(counter, DRAIN_LINGER_MS);
     },
     idle: () => quiet(counter, IDLE_MS),
@@ -213,9 +214,9 @@ function safeDecode(segment: string): string {
   }
 }
 
-function handleRun(engine: Engine, res: HttpResponse, req: HttpRequest, counter: ActiveCounter): void {
+function handleRun(engine: CallApi, res: HttpResponse, req: HttpRequest, counter: ActiveCounter, connections: Connections): void {
   const call = readCall(req);
-  const state: ResponseState = { aborted: false };
+  const state: ResponseState = { aborted: false, connections };
   res.onAborted(() => {
     state.aborted = true;
     state.onAbort?.();

@@ -1,6 +1,6 @@
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import type { BodyStream } from '../engine/body-stream';
-import { closeConnections, type ResponseState } from './respond';
+import type { ResponseState } from './respond';
 
 /**
  * Writes a body the function streams, after the status and headers (inside their cork): each chunk
@@ -13,7 +13,7 @@ import { closeConnections, type ResponseState } from './respond';
 export function writeStream(res: HttpResponse, state: ResponseState, stream: BodyStream, head: boolean, done: () => void): void {
   if (head) {
     stream.cancel('a HEAD request takes no body');
-    res.endWithoutBody(undefined, closeConnections.now);
+    res.endWithoutBody(undefined, state.connections.closing);
     done();
     return;
   }
@@ -32,7 +32,7 @@ export function writeStream(res: HttpResponse, state: ResponseState, stream: Bod
       (chunk) => {
         if (state.aborted) return;
         if (chunk === null) {
-          res.cork(() => res.end(undefined, closeConnections.now));
+          res.cork(() => res.end(undefined, state.connections.closing));
           finish();
           return;
         }

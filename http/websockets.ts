@@ -1,8 +1,9 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from '@trufflesuite/uws-js-unofficial';
 import type { FunctionSocket, SocketPeer } from '../engine/capabilities/websockets/host';
-import type { Engine, InvokeRequest, InvokeResponse } from '../engine/engine';
+import type { CallApi } from '../engine/api';
+import type { InvokeRequest, InvokeResponse } from '../engine/engine';
 import type { ActiveCounter } from './in-flight';
-import type { ResponseState } from './respond';
+import type { Connections, ResponseState } from './respond';
 
 /** What the route needs of the server's `/v2/run/` handling (http/server.ts). */
 export interface RunHandling {
@@ -33,9 +34,9 @@ const OWN_HEADERS = /^(sec-websocket-|upgrade$|connection$|content-length$)/i;
  * connection, any other answer is sent as it is, without switching protocols. uWS routes a GET
  * with a `Sec-WebSocket-Key` here and every other request to `/v2/run/*`'s HTTP handler.
  */
-export function addWebSocketRoute(app: TemplatedApp, engine: Engine, counter: ActiveCounter, run: RunHandling): WebSocketRoute {
+export function addWebSocketRoute(app: TemplatedApp, engine: CallApi, counter: ActiveCounter, connections: Connections, run: RunHandling): WebSocketRoute {
   const limits = engine.limits.webSockets;
-  const connections = new Set<WebSocket<Connection>>();
+  const sockets = new Set<WebSocket<Connection>>();
   let closing: { code: number; reason: string } | undefined;
 
   app.ws<Connection>('/v2/run/*', {
@@ -46,10 +47,10 @@ export function addWebSocketRoute(app: TemplatedApp, engine: Engine, counter: Ac
     // The idle timeout is the socket's own (exact, in ms); uWS's has a 4 s granularity.
     idleTimeout: 0,
     sendPingsAutomatically: false,
-    upgrade: (res, req, context) => upgrade(engine, counter, run, res, req, context),
+    upgrade: (res, req, context) => upgrade(engine, counter, connections, run, res, req, context),
     open: (ws) => {
       const connection = ws.getUserData();
-      connections.add(ws);
+      sockets.add(ws);
       connection.socket.attach(peerOf(ws, connection));
       if (closing) ws.end(closing.code, closing.reason);
     },
@@ -57,7 +58,7 @@ export function addWebSocketRoute(app: TemplatedApp, engine: Engine, counter: Ac
     close: (ws, code, message) => {
       const connection = ws.getUserData();
       connection.closed = true;
-      connections.delete(ws);
+      sockets.delete(ws);
       connection.socket.closed(code, Buffer.from(message).toString('utf8'));
     },
   });
@@ -68,21 +69,21 @@ export function addWebSocketRoute(app: TemplatedApp, engine: Engine, counter: Ac
       // On the next turn: uWS calls `close` from within end(), and a native call back into
       // JavaScript from within a promise job aborts Node (see http/stream-answer.ts).
       setImmediate(() => {
-        for (const ws of [...connections]) if (!ws.getUserData().closed) ws.end(code, reason);
+        for (const ws of [...sockets]) if (!ws.getUserData().closed) ws.end(code, reason);
       });
     },
     get open() {
-      return connections.size;
+      return sockets.size;
     },
   };
 }
 
-function upgrade(engine: Engine, counter: ActiveCounter, run: RunHandling, res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+function upgrade(engine: CallApi, counter: ActiveCounter, connections: Connections, run: RunHandling, res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
   const call = run.readCall(req);
   call.upgrade = true;
   const key = call.headers['sec-websocket-key'] ?? '';
   const extensions = call.headers['sec-websocket-extensions'] ?? '';
-  const state: ResponseState = { aborted: false };
+  const state: ResponseState = { aborted: false, connections };
   res.onAborted(() => {
     state.aborted = true;
     state.onAbort?.();

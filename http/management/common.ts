@@ -1,12 +1,13 @@
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import { errorResponse, responseHeaders, type Engine } from '../../engine/engine';
+import type { ManagementApi } from '../../engine/api';
+import { errorResponse, responseHeaders } from '../../engine/engine';
 import { ServiceError } from '../../engine/errors';
 import { newRequestId } from '../../engine/request-id';
 import type { ApiKeyRecord, KeyScope } from '../../engine/store/store';
 import { hasBody, readBody, readHeaders } from '../body';
 import type { ActiveCounter } from '../in-flight';
 import type { Peers } from '../peers';
-import { writeResponse, type ResponseState } from '../respond';
+import { writeResponse, type Connections, type ResponseState } from '../respond';
 import { routeNames, type RouteNames } from '../route-names';
 
 /** A management answer: a status and a JSON body. */
@@ -37,8 +38,10 @@ type Method = 'get' | 'post' | 'put' | 'del';
 export class Routes {
   constructor(
     readonly app: TemplatedApp,
-    readonly engine: Engine,
+    readonly engine: ManagementApi,
     private readonly counter: ActiveCounter,
+    /** The server's connections, which its answers close once it drains. */
+    readonly connections: Connections,
     /** The other workers, whose figures add to this one's. */
     readonly peers: Peers | undefined,
   ) {}
@@ -56,7 +59,7 @@ export class Routes {
       const names = readNames(req);
       const headers = readHeaders(req);
       const query = new URLSearchParams(req.getQuery() ?? '');
-      const state: ResponseState = { aborted: false };
+      const state: ResponseState = { aborted: false, connections: this.connections };
       res.onAborted(() => (state.aborted = true));
       // Counted from the start, so that a drain waits for a body still arriving.
       this.counter.begin();
@@ -96,7 +99,7 @@ export class Routes {
   admit(res: HttpResponse, state: ResponseState, names: RouteNames, headers: Record<string, string>, scope: KeyScope): ApiKeyRecord | undefined {
     try {
       names.check();
-      return this.engine.admission.authorize(names.account, headers['x-service-api-key'], scope);
+      return this.engine.authorize(names.account, headers['x-service-api-key'], scope);
     } catch (err) {
       this.refuse(res, state, err, headers);
       return undefined;

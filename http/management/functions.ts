@@ -1,4 +1,3 @@
-import type { Engine } from '../../engine/engine';
 import { ServiceError } from '../../engine/errors';
 import { LOG_LEVELS } from '../../engine/logs';
 import { describeFunction } from '../../engine/manifest';
@@ -14,13 +13,12 @@ export function addFunctionRoutes(r: Routes): void {
   r.account('get', '/v2/accounts/:account/functions', 'admin', ({ account }) => ({ status: 200, body: { functions: engine.list(account) } }));
 
   r.account('get', '/v2/accounts/:account/functions/:function', 'admin', ({ account, name }) => {
-    const entry = existing(engine, account, name);
-    return { status: 200, body: { function: describeFunction(entry.primary, entry.record.traffic) } };
+    return { status: 200, body: { function: engine.existing(account, name) } };
   });
 
   // ?since=<ms>&limit=<n>&level=<level>; &local=1: this node's lines only (how one node reads the others').
   r.account('get', '/v2/accounts/:account/functions/:function/logs', 'admin', async ({ account, name, query, headers }) => {
-    existing(engine, account, name);
+    engine.existing(account, name);
     const since = query.get('since');
     const limit = query.get('limit');
     const level = query.get('level') ?? undefined;
@@ -30,12 +28,12 @@ export function addFunctionRoutes(r: Routes): void {
       limit: limit === null ? undefined : Math.max(1, Math.min(Number(limit) || 1000, 100_000)),
       level,
     };
-    const entries = query.get('local') === '1' ? await engine.logs.read(account, name, range) : await engine.readLogs(account, name, range, headers['x-service-api-key']);
+    const entries = query.get('local') === '1' ? await engine.readLocalLogs(account, name, range) : await engine.readLogs(account, name, range, headers['x-service-api-key']);
     return { status: 200, body: { entries } };
   });
 
   r.account('del', '/v2/accounts/:account/functions/:function', 'admin', async ({ account, name }) => {
-    existing(engine, account, name);
+    engine.existing(account, name);
     await engine.remove(account, name);
     return { status: 200, body: { removed: name } };
   });
@@ -45,7 +43,7 @@ export function addFunctionRoutes(r: Routes): void {
   app.put(deployRoute, (res, req) => {
     const names = readNames(req);
     const headers = readHeaders(req);
-    const state: ResponseState = { aborted: false };
+    const state: ResponseState = { aborted: false, connections: r.connections };
     let upload: Upload | undefined;
     res.onAborted(() => {
       state.aborted = true;
@@ -62,7 +60,7 @@ export function addFunctionRoutes(r: Routes): void {
       if (spec.name !== undefined && spec.name !== name) throw new ServiceError('ERR_BAD_REQUEST', `the spec names ${String(spec.name)} but the URL names ${name}`);
       const previous = engine.describe(account, name);
       const manifest = await engine.deploy(account, { ...spec, name }, { tarballFile: received.bundleFile! }, { message, percent });
-      const traffic = engine.catalog.function(account, name)?.record.traffic;
+      const traffic = engine.traffic(account, name);
       return { status: previous ? 200 : 201, body: { function: describeFunction(manifest, traffic) } };
     };
     upload = receiveUpload(res, state, headers, limit, engine.stagingDir);
@@ -72,12 +70,6 @@ export function addFunctionRoutes(r: Routes): void {
       (err: unknown) => r.refuse(res, state, err, headers),
     );
   });
-}
-
-export function existing(engine: Engine, account: string, name: string) {
-  const entry = engine.catalog.function(account, name);
-  if (!entry) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${name} in account ${account}`);
-  return entry;
 }
 
 /** A deploy's fields: `spec` (JSON), optional `message` and `percent`; and there must be a `bundle` file. */

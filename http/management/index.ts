@@ -1,7 +1,8 @@
 import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import type { Engine } from '../../engine/engine';
+import type { ManagementApi } from '../../engine/api';
 import type { Peers } from '../peers';
 import type { ActiveCounter } from '../in-flight';
+import type { Connections } from '../respond';
 import { Routes } from './common';
 import { addFunctionRoutes } from './functions';
 import { addJobRoutes } from './jobs';
@@ -15,8 +16,8 @@ import { addVersionRoutes } from './versions';
  * ERR_FORBIDDEN, another account's key 403 ERR_BAD_KEY. Keys are checked by the engine's admission,
  * as calls are.
  */
-export function addManagementRoutes(app: TemplatedApp, engine: Engine, counter: ActiveCounter, peers?: Peers): void {
-  const routes = new Routes(app, engine, counter, peers);
+export function addManagementRoutes(app: TemplatedApp, engine: ManagementApi, counter: ActiveCounter, connections: Connections, peers?: Peers): void {
+  const routes = new Routes(app, engine, counter, connections, peers);
   addKeyRoutes(routes);
   addFunctionRoutes(routes);
   addVersionRoutes(routes);

@@ -1,10 +1,9 @@
 import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import type { Engine } from '../../engine/engine';
+import type { FunctionFigures } from '../../engine/api';
 import { ServiceError } from '../../engine/errors';
-import { mergeWindows, summarize, type RawWindow } from '../../engine/stats/history';
+import { mergeWindows, summarize } from '../../engine/stats/history';
 import type { FunctionStatsAnswer } from '../../engine/wire';
 import type { Routes } from './common';
-import { existing } from './functions';
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
 const MAX_WINDOW_SEC = 86_400;
@@ -18,10 +17,10 @@ const MAX_WINDOW_SEC = 86_400;
 export function addStatsRoute(r: Routes): void {
   const { app, engine } = r;
   r.account('get', '/v2/accounts/:account/functions/:function/stats', 'admin', async ({ account, name, query }) => {
-    existing(engine, account, name);
-    if (!engine.history) throw new ServiceError('ERR_NOT_FOUND', 'this server counts no metrics (it was started with --no-metrics)');
+    engine.existing(account, name);
+    if (!engine.countsMetrics) throw new ServiceError('ERR_NOT_FOUND', 'this server counts no metrics (it was started with --no-metrics)');
     const windowSec = parseWindow(query.get('window') ?? '5m');
-    const own = localStats(engine, account, name, windowSec)!;
+    const own = engine.recentFigures(account, name, windowSec)!;
     const others = r.peers ? await r.peers.gather<PeerStats>('stats', { account, name, windowSec }) : [];
     const all = [own, ...others.filter((o): o is PeerStats => o !== undefined && o !== null)];
     const body: FunctionStatsAnswer = {
@@ -43,22 +42,8 @@ function parseWindow(text: string): number {
   return seconds;
 }
 
-/** This process's part of a function's figures (undefined when it counts none). */
-export function localStats(engine: Engine, account: string, name: string, windowSec: number): PeerStats | undefined {
-  if (!engine.history) return undefined;
-  const stats = engine.functionStats.get(account, name);
-  const warm = engine.pool.warmByFunction().get(`${account}/${name}`);
-  return { window: engine.history.window(stats, windowSec), inFlight: stats?.inflight ?? 0, coldStarts: stats?.coldStarts ?? 0, warmInstances: warm?.instances ?? 0, warmMb: warm?.mb ?? 0 };
-}
-
 /** One process's part of a function's figures. */
-export interface PeerStats {
-  window: RawWindow;
-  inFlight: number;
-  coldStarts: number;
-  warmInstances: number;
-  warmMb: number;
-}
+export type PeerStats = FunctionFigures;
 
 function sum<T>(list: T[], pick: (item: T) => number): number {
   return list.reduce((n, item) => n + pick(item), 0);

@@ -1,5 +1,4 @@
 import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import type { Engine } from '../../engine/engine';
 import { describeVersion } from '../../engine/manage';
 import type { FunctionRecord } from '../../engine/store/store';
 import type { Routes } from './common';
@@ -10,15 +9,15 @@ export function addVersionRoutes(r: Routes): void {
   const base = '/v2/accounts/:account/functions/:function';
 
   r.account('get', `${base}/versions`, 'admin', async ({ account, name }) => {
-    const list = await engine.manage.versions(account, name);
+    const list = await engine.versions(account, name);
     return { status: 200, body: { latest: list.latest, traffic: list.traffic, versions: list.versions.map((m) => describeVersion(m, list.traffic)) } };
   });
 
-  r.account('post', `${base}/rollback`, 'admin', async ({ account, name, body }) => serving(await engine.manage.rollback(account, name, body.to)));
+  r.account('post', `${base}/rollback`, 'admin', async ({ account, name, body }) => serving(await engine.rollback(account, name, body.to)));
 
-  r.account('put', `${base}/traffic`, 'admin', async ({ account, name, body }) => serving(await engine.manage.setTraffic(account, name, body.traffic)));
+  r.account('put', `${base}/traffic`, 'admin', async ({ account, name, body }) => serving(await engine.setTraffic(account, name, body.traffic)));
 
-  r.account('post', `${base}/promote`, 'admin', async ({ account, name }) => serving(await engine.manage.promote(account, name)));
+  r.account('post', `${base}/promote`, 'admin', async ({ account, name }) => serving(await engine.promote(account, name)));
 }
 
 function serving(record: FunctionRecord) {
