@@ -2,6 +2,7 @@ import t from 'tap';
 import type { FunctionManifest } from '../../engine/manifest';
 import { WarmPool } from '../../engine/pool';
 import type { Instance, InstanceState } from '../../engine/runtime';
+import { until } from '../helpers/wait';
 
 // The warm pool on its own, with instances that behave like real ones when retired.
 class FakeInstance implements Instance {
@@ -93,9 +94,12 @@ t.test('a size known only after loading is counted without retiring the instance
 /** An instance whose CPU time the test drives: `busy` makes it run code all the time. */
 class BusyInstance extends FakeInstance {
   busy = false;
+  /** How many times the pool's sampler has looked at it. */
+  looks = 0;
   private cpu = 0;
   private at = performance.now();
   cpuTimeMs(): number {
+    this.looks++;
     const now = performance.now();
     if (this.busy) this.cpu += now - this.at;
     this.at = now;
@@ -116,23 +120,30 @@ t.test('scale-out: a version whose instances all run code with calls waiting get
   pool.acquire(m, create, () => true);
   first.inflight = 4;
   first.busy = true;
-  await new Promise((r) => setTimeout(r, 80));
-  t.equal(pool.acquire(m, create, () => true), first, 'the call still goes to the warm instance');
-  await new Promise((r) => setTimeout(r, 10));
-  t.equal(made.length, 2, 'a second instance was started');
-  t.equal(pool.stats().warm, 2);
+  // Saturation takes two of the sampler's looks at a busy instance (20 ms apart, or later under
+  // load): calls keep coming meanwhile, and go to the warm instance until one more is ready.
+  const answeredBy = new Set<unknown>();
+  await until(() => {
+    answeredBy.add(pool.acquire(m, create, () => true));
+    return made.length === 2;
+  }, 'a second instance was started');
+  t.same([...answeredBy], [first], 'the calls still went to the warm instance');
+  await until(() => pool.stats().warm === 2, 'the second instance is warm');
   t.equal(pool.acquire(m, create, () => true), made[1], 'calls go to the least loaded instance');
   made[1]!.inflight = 4;
   made[1]!.busy = true;
-  await new Promise((r) => setTimeout(r, 80));
-  pool.acquire(m, create, () => true);
-  await new Promise((r) => setTimeout(r, 10));
+  // Both saturated for three looks of the sampler, with a call coming at each: no third.
+  const looked = made.map((instance) => instance.looks);
+  await until(() => {
+    pool.acquire(m, create, () => true);
+    return made.every((instance, i) => instance.looks >= looked[i]! + 3);
+  }, 'three looks at both instances');
   t.equal(made.length, 2, 'no third: the bound is 2');
   for (const instance of made) {
     instance.inflight = 0;
     instance.busy = false;
   }
-  await new Promise((r) => setTimeout(r, 300));
+  await until(() => pool.stats().warm === 1, 'the idle extra instance was retired (idle for 150 ms)');
   t.equal(pool.stats().warm, 1, 'the idle extra instance was retired');
   t.equal(made[1]!.disposed, true);
   t.equal(made[0]!.disposed, false, 'the first one stays warm');
@@ -150,10 +161,11 @@ t.test('scale-out: many calls in flight on an instance that is not running code 
   const m = manifest('io');
   const first = (await pool.acquire(m, create, () => true)) as BusyInstance;
   first.inflight = 64;
-  for (let i = 0; i < 10; i++) {
+  // Five looks of the sampler, with a call coming at each (sleeps of 20 ms saw none under load).
+  await until(() => {
     pool.acquire(m, create, () => true);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+    return first.looks >= 5;
+  }, 'five looks of the sampler');
   t.equal(made, 1);
   pool.clear();
 });
@@ -171,10 +183,10 @@ t.test('scale-out stays within the memory bound', async (t) => {
   const first = (await pool.acquire(m, create, () => true)) as BusyInstance;
   first.inflight = 4;
   first.busy = true;
-  for (let i = 0; i < 6; i++) {
+  await until(() => {
     pool.acquire(m, create, () => true);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+    return first.looks >= 5;
+  }, 'five looks of the sampler');
   t.equal(made, 1, 'no room for a second 2 MB instance in 2 MB');
   pool.clear();
 });
