@@ -39,7 +39,8 @@ function handleAsync(engine: Engine, res: HttpResponse, req: HttpRequest, counte
     checkName('function', call.functionName);
     engine.background.check(call);
   } catch (err) {
-    return fail(err, hasBody(call.headers));
+    fail(err, hasBody(call.headers));
+    return;
   }
   const limit = engine.limits.requestBodyBytes;
   readBody(
