@@ -13,7 +13,7 @@ import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
 import { ActiveCounter, quiet } from './in-flight';
-import { closeConnections, statusLine, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
+import { closeConnections, statusLine, writeBody, type ResponseState } from './respond';
 import { writeStream } from './stream-answer';
 import { loadUws, type Uws } from './uws';
 import { addWebSocketRoute } from './websockets';

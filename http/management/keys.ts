@@ -1,5 +1,3 @@
-import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import type { Engine } from '../../engine/engine';
 import { describeKey } from '../../engine/manage';
 import { readHeaders } from '../body';
 import type { ResponseState } from '../respond';
