@@ -108,31 +108,7 @@ t.test('python2 has the Python 2 names; python3 does not', async (t) => {
   t.same(await json('py3_names'), { unicode: false, basestring: false, xrange: false, long: false });
 });
 
-t.test('responses: implicit JSON, None as null, bytes raw, explicit bytes, invalid explicit, errors', async (t) => {
-  await s.deployPython('py_bytes', probes, 'returns_bytes');
-  await s.deployPython('py_none', probes, 'returns_none');
-  await s.deployPython('py_explicit_bytes', probes, 'explicit_bytes');
-  await s.deployPython('py_bad_status', probes, 'bad_status');
-  await s.deployPython('py_raises', probes, 'raises');
-  const bytes = await s.call('py_bytes');
-  t.equal(bytes.headers.get('content-type'), 'application/octet-stream');
-  t.same([...new Uint8Array(await bytes.arrayBuffer())], [0, 1, 255]);
-  t.equal(await (await s.call('py_none')).text(), 'null');
-  const explicit = await s.call('py_explicit_bytes');
-  t.equal(explicit.status, 201);
-  t.equal(explicit.headers.get('content-type'), 'image/png');
-  t.same([...new Uint8Array(await explicit.arrayBuffer())], [0x89, 0x50, 0x4e, 0x47]);
-  const bad = await s.call('py_bad_status');
-  t.equal(bad.status, 502);
-  t.match(((await bad.json()) as { message: string }).message, /status_code.*42/);
-  const raised = await s.call('py_raises');
-  t.equal(raised.status, 500);
-  const error = (await raised.json()) as { errorCode: string; message: string; stack: string };
-  t.equal(error.errorCode, 'ERR_FUNCTION_FAILED');
-  t.equal(error.message, 'ValueError: the handler failed on purpose');
-  t.match(error.stack, /File "\/function\/function\.py", line \d+, in raises/);
-  t.notMatch(error.stack, /runtime|pyodide|_islet/, 'user frames only');
-});
+// Responses (implicit, explicit, invalid) and a handler's error: test/runtime/conformance.test.ts, for both runtimes.
 
 t.test('a vendored pure-Python package in the function folder is importable', async (t) => {
   await s.deployPython('py_vendored', probes, 'vendored');
