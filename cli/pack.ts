@@ -52,7 +52,7 @@ export async function packFolder(dir: string, options: PackOptions = {}): Promis
       ['.'],
     ),
     createGzip({ level: 1 }),
-    async function* (source: AsyncIterable<Buffer>) {
+    async (source: AsyncIterable<Buffer>) => {
       for await (const chunk of source) chunks.push(chunk);
     },
   );

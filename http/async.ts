@@ -40,7 +40,8 @@ function handleAsync(engine: CallApi, res: HttpResponse, req: HttpRequest, count
     checkName('function', call.functionName);
     engine.checkAsync(call);
   } catch (err) {
-    return fail(err, hasBody(call.headers));
+    fail(err, hasBody(call.headers));
+    return;
   }
   const limit = engine.limits.requestBodyBytes;
   readBody(

@@ -14,7 +14,7 @@ import { addManagementRoutes } from './management/index';
 import { addMetricsRoute } from './metrics';
 import type { Peers } from './peers';
 import { ActiveCounter, quiet } from './in-flight';
-import { Connections, statusLine, writeBody, writeHead, writeResponse, type ResponseState } from './respond';
+import { Connections, statusLine, writeBody, type ResponseState } from './respond';
 import { writeStream } from './stream-answer';
 import { loadUws, type Uws } from './uws';
 import { addWebSocketRoute } from './websockets';

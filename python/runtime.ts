@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, promises as fsp, readFileSync } from 'node:fs';
+import { existsSync, promises as fsp, } from 'node:fs';
 import * as path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import ivm from 'isolated-vm';

@@ -27,6 +27,7 @@ const step = (what) => console.log(`islet build: ${what}`);
 
 step('compiling the TypeScript (the server, the CLI, the tests)');
 run(bin('tsc'), ['-p', 'tsconfig.json']);
+removeStaleTests();
 step('type-checking the code that runs inside isolates, and the console');
 run(bin('tsc'), ['-p', 'engine/sandbox/tsconfig.json']);
 run(bin('tsc'), ['-p', 'python/sandbox/tsconfig.json']);
@@ -78,6 +79,20 @@ async function main() {
   if (process.env.ISLET_BUILD_SIZES) for (const f of consoleFiles) console.log(`console ${f.file}: ${f.bytes} bytes, ${f.gzipped} gzipped`);
   makePythonSnapshot();
   console.log(`islet build: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/**
+ * Compiled test files whose source is gone (a test moved or removed): tsc leaves them in dist/,
+ * and `npm test` runs every compiled test file it finds under dist/test.
+ */
+function removeStaleTests() {
+  const dist = path.join(root, 'dist', 'test');
+  if (!fs.existsSync(dist)) return;
+  for (const file of fs.readdirSync(dist, { recursive: true })) {
+    const match = /^(.*\.test)\.js$/.exec(file);
+    if (!match || fs.existsSync(path.join(root, 'test', `${match[1]}.ts`))) continue;
+    for (const suffix of ['.js', '.js.map', '.d.ts']) fs.rmSync(path.join(dist, `${match[1]}${suffix}`), { force: true });
+  }
 }
 
 /**

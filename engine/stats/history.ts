@@ -166,7 +166,7 @@ export class History {
     const count = Math.min(tier.slots, Math.ceil((windowSec * 1000) / tier.stepMs));
     const slots: number[][] = [];
     for (let step = lastStep - count + 1; step <= lastStep; step++) {
-      const slot = history?.tiers[tierIndex]!.slot(step);
+      const slot = history?.tiers[tierIndex]?.slot(step);
       slots.push(slot ? Array.from(slot) : []);
     }
     return { layout: HISTOGRAM_LAYOUT, windowSec, stepMs: tier.stepMs, firstStep: lastStep - count + 1, slots, spanSec: Math.max(1, Math.min(windowSec, (now - this.startedAt) / 1000)) };

@@ -1,4 +1,3 @@
-import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { describeKey } from '../../engine/manage';
 import { readHeaders } from '../body';
 import type { ResponseState } from '../respond';

@@ -1,4 +1,3 @@
-import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import type { FunctionFigures } from '../../engine/api';
 import { ServiceError } from '../../engine/errors';
 import { mergeWindows, summarize } from '../../engine/stats/history';
@@ -15,7 +14,7 @@ const MAX_WINDOW_SEC = 86_400;
  * With workers, every worker's counts are added up.
  */
 export function addStatsRoute(r: Routes): void {
-  const { app, engine } = r;
+  const { engine } = r;
   r.account('get', '/v2/accounts/:account/functions/:function/stats', 'admin', async ({ account, name, query }) => {
     engine.existing(account, name);
     if (!engine.countsMetrics) throw new ServiceError('ERR_NOT_FOUND', 'this server counts no metrics (it was started with --no-metrics)');

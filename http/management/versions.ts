@@ -1,11 +1,10 @@
-import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import { describeVersion } from '../../engine/manage';
 import type { FunctionRecord } from '../../engine/store/store';
 import type { Routes } from './common';
 
 /** Versions and traffic: list, rollback, split, promote. Each answers the split that now serves. */
 export function addVersionRoutes(r: Routes): void {
-  const { app, engine } = r;
+  const { engine } = r;
   const base = '/v2/accounts/:account/functions/:function';
 
   r.account('get', `${base}/versions`, 'admin', async ({ account, name }) => {

@@ -1,3 +1,5 @@
+// First: it chooses where everything below writes its temporary files.
+import './scratch';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';

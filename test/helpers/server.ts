@@ -1,3 +1,5 @@
+// First: it chooses where everything below writes its temporary files.
+import { DISK_TMP } from './scratch';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -11,7 +13,7 @@ import { openEngine, type ComposeOptions } from '../../supervisor/compose';
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
 
 /** Machine-local caches shared by the test servers (the Python snapshot is made once, not per test). */
-export const TEST_CACHE = path.join(tmpdir(), 'islet-test-cache');
+export const TEST_CACHE = path.join(DISK_TMP, 'islet-test-cache');
 
 export function fixture(name: string): string {
   return path.join(ROOT, 'test', 'fixtures', name);

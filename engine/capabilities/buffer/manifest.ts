@@ -7,5 +7,5 @@ export const buffer = {
   libraries: { buffer: 'guest/buffer.ts' },
   modules: { buffer: 'buffer#node' },
   globals: { Buffer: 'buffer' },
-  tests: ['test/node8-builtins.test.ts'],
+  tests: ['test/runtime/node8-builtins.test.ts'],
 } as const satisfies Capability;

@@ -7,5 +7,5 @@ export const consoleCapability = {
   modules: { console: 'runtime' },
   runtimeGlobals: ['console'],
   ops: ['log'],
-  tests: ['test/sandbox.test.ts', 'test/python.test.ts', 'test/host-memory.test.ts'],
+  tests: ['test/security/sandbox.test.ts', 'test/runtime/python.test.ts', 'test/security/host-memory.test.ts'],
 } as const satisfies Capability;

@@ -17,5 +17,5 @@ export const events = {
     removeEventListener: 'web/events',
     dispatchEvent: 'web/events',
   },
-  tests: ['test/node8-web.test.ts', 'test/node8-builtins.test.ts'],
+  tests: ['test/runtime/node8-web.test.ts', 'test/runtime/node8-builtins.test.ts'],
 } as const satisfies Capability;

@@ -18,5 +18,5 @@ export const fetch = {
   ops: ['fetch', 'fetchRead', 'fetchCancel', 'background'],
   // http-server: the http module's createServer, Server and ServerResponse.
   dependsOn: ['streams', 'events', 'url', 'buffer', 'websockets', 'http-server'],
-  tests: ['test/node8-web.test.ts', 'test/python-egress.test.ts', 'test/sandbox.test.ts'],
+  tests: ['test/runtime/node8-web.test.ts', 'test/runtime/python-egress.test.ts', 'test/security/sandbox.test.ts'],
 } as const satisfies Capability;

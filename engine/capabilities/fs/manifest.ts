@@ -8,5 +8,5 @@ export const fs = {
   modules: { fs: 'node/fs', 'fs/promises': 'node/fs#promises' },
   ops: ['fs', 'file'],
   dependsOn: ['buffer', 'streams'],
-  tests: ['test/node8-builtins.test.ts', 'test/python.test.ts'],
+  tests: ['test/runtime/node8-builtins.test.ts', 'test/runtime/python.test.ts'],
 } as const satisfies Capability;

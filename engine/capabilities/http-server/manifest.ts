@@ -12,5 +12,5 @@ export const httpServer = {
   runtimes: ['node8'],
   libraries: { 'node/http-server': 'guest/server.ts' },
   dependsOn: ['fetch', 'events', 'streams', 'buffer'],
-  tests: ['test/node-server-apps.test.ts'],
+  tests: ['test/compat/node-server-apps.test.ts'],
 } as const satisfies Capability;

@@ -6,5 +6,5 @@ export const invoke = {
   runtimes: ['node8', 'python'],
   ownModules: { sdk: 'runtime' },
   ops: ['invoke'],
-  tests: ['test/sandbox.test.ts', 'test/python.test.ts'],
+  tests: ['test/security/sandbox.test.ts', 'test/runtime/python.test.ts'],
 } as const satisfies Capability;

@@ -53,5 +53,5 @@ export const node = {
   globals: { process: 'node/process#default' },
   ops: ['unbatch'],
   dependsOn: ['timers', 'events', 'buffer'],
-  tests: ['test/node8-builtins.test.ts', 'test/node8-modules.test.ts', 'test/compat-node8.test.ts'],
+  tests: ['test/runtime/node8-builtins.test.ts', 'test/runtime/node8-modules.test.ts', 'test/compat/node8.test.ts'],
 } as const satisfies Capability;

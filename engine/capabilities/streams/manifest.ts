@@ -35,5 +35,5 @@ export const streams = {
   },
   ops: ['chunk'],
   dependsOn: ['zlib', 'buffer'],
-  tests: ['test/node8-web.test.ts', 'test/node8-builtins.test.ts', 'test/streams.test.ts'],
+  tests: ['test/runtime/node8-web.test.ts', 'test/runtime/node8-builtins.test.ts', 'test/runtime/streams.test.ts'],
 } as const satisfies Capability;

@@ -8,5 +8,5 @@ export const subtle = {
   globals: { crypto: 'web/subtle', Crypto: 'web/subtle', CryptoKey: 'web/subtle', SubtleCrypto: 'web/subtle' },
   ops: ['subtle', 'random'],
   dependsOn: ['events'],
-  tests: ['test/node8-web.test.ts', 'test/host-work.test.ts'],
+  tests: ['test/runtime/node8-web.test.ts', 'test/security/host-work.test.ts'],
 } as const satisfies Capability;

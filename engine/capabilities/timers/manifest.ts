@@ -7,5 +7,5 @@ export const timers = {
   modules: { timers: 'runtime' },
   runtimeGlobals: ['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate', 'queueMicrotask'],
   ops: ['timer'],
-  tests: ['test/sandbox.test.ts', 'test/after-answer.test.ts'],
+  tests: ['test/security/sandbox.test.ts', 'test/engine/after-answer.test.ts'],
 } as const satisfies Capability;

@@ -12,5 +12,5 @@ export const url = {
   },
   modules: { url: 'node/url', punycode: 'node/url#punycode', querystring: 'node/url#querystring' },
   globals: { URL: 'url', URLSearchParams: 'url', URLPattern: 'web/urlpattern' },
-  tests: ['test/node8-web.test.ts', 'test/node8-builtins.test.ts'],
+  tests: ['test/runtime/node8-web.test.ts', 'test/runtime/node8-builtins.test.ts'],
 } as const satisfies Capability;

@@ -6,5 +6,5 @@ export const wasm = {
   runtimes: ['node8'],
   libraries: { 'web/webassembly': 'guest/webassembly.ts' },
   globals: { WebAssembly: 'web/webassembly' },
-  tests: ['test/node8-web.test.ts', 'test/sandbox.test.ts'],
+  tests: ['test/runtime/node8-web.test.ts', 'test/security/sandbox.test.ts'],
 } as const satisfies Capability;

@@ -24,5 +24,5 @@ export const web = {
   },
   runtimeGlobals: ['atob', 'btoa', 'global', 'self', 'reportError'],
   dependsOn: ['events', 'streams'],
-  tests: ['test/node8-web.test.ts', 'test/web-standards.test.ts', 'test/text-codec.test.ts'],
+  tests: ['test/runtime/node8-web.test.ts', 'test/runtime/web-standards.test.ts', 'test/runtime/text-codec.test.ts'],
 } as const satisfies Capability;

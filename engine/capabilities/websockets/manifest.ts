@@ -8,5 +8,5 @@ export const websockets = {
   globals: { WebSocketPair: 'web/websockets', CloseEvent: 'web/websockets' },
   ops: ['socket'],
   dependsOn: ['events', 'web'],
-  tests: ['test/websockets.test.ts'],
+  tests: ['test/runtime/websockets.test.ts'],
 } as const satisfies Capability;

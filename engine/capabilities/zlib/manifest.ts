@@ -8,5 +8,5 @@ export const zlib = {
   modules: { zlib: 'node/zlib' },
   ops: ['zlib'],
   dependsOn: ['buffer', 'streams'],
-  tests: ['test/node8-builtins.test.ts', 'test/host-work.test.ts'],
+  tests: ['test/runtime/node8-builtins.test.ts', 'test/security/host-work.test.ts'],
 } as const satisfies Capability;

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fsp } from 'node:fs';
-import * as path from 'node:path';
 import { materializeBundle } from '../../bundle';
 import { containedPath } from '../../contained-path';
 

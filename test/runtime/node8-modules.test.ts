@@ -1,0 +1,131 @@
+import { cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import t from 'tap';
+import { ensureCompatInstalled } from '../helpers/compat-install';
+import { copyPackage } from '../helpers/package-closure';
+import { fixture, removeDir, ROOT, startTestServer, type TestServer } from '../helpers/server';
+
+// ES modules, CommonJS and TypeScript side by side; the fetch-style handler (with Hono); errors that
+// name the user's file, line and column. Functions are in test/fixtures/modules-node8.
+let s: TestServer;
+const folder = fixture('modules-node8');
+
+t.before(async () => {
+  s = await startTestServer();
+});
+t.teardown(() => s.stop());
+
+async function deployError(file: string, entrypoint = 'handler'): Promise<Error & { code: string; details?: Record<string, unknown> }> {
+  return s.deploy(`bad_${file.replace(/\W/g, '_')}`, folder, entrypoint, { file }).then(
+    () => {
+      throw new Error(`${file} deployed`);
+    },
+    (err: Error & { code: string; details?: Record<string, unknown> }) => err,
+  );
+}
+
+t.test('an ES module entry imports CommonJS, ES-only packages, exports maps, the imports map, JSON and import() of either kind', async (t) => {
+  await s.deploy('esm', folder, 'handler', { file: 'esm.mjs' });
+  const res = await s.invoke('esm');
+  t.equal(res.status, 200, String(res.body));
+  t.same(JSON.parse(String(res.body)), {
+    helper: 'Hello Ada',
+    shout: 'HI!',
+    dual: ['dual default', 'worker build'],
+    esmOnly: 'esm-only package',
+    sub: 'subpath export',
+    config: 'from-imports-map',
+    json: 42,
+    meta: 'file:///esm.mjs',
+    lazy: 'lazy default',
+    computed: 'computed cjs',
+    computedEsm: 'computed esm',
+    legacy: true,
+    interop: 'object',
+  });
+});
+
+t.test('a CommonJS entry requires an ES module, gets its own __dirname per file, and exports a function', async (t) => {
+  await s.deploy('cjs', folder, 'handler', { file: 'cjs.js' });
+  const res = await s.invoke('cjs');
+  t.same(JSON.parse(String(res.body)), { esm: 'esm required', esmDefault: 'esm default', dual: 'worker build', dirname: '/', nested: '/lib /lib/where.js' });
+});
+
+t.test('top-level await in the entry and in what it imports', async (t) => {
+  await s.deploy('tla', folder, 'handler', { file: 'tla.mjs' });
+  t.same(JSON.parse(String((await s.invoke('tla')).body)), { settled: 'after a timer', ready: 'dependency awaited' });
+});
+
+t.test('TypeScript is compiled at deploy; its errors point at the .ts line and column', async (t) => {
+  await s.deploy('ts', folder, 'handler', { file: 'src/app.ts' });
+  t.same(JSON.parse(String((await s.invoke('ts')).body)), { area: 9, kind: 'Square' });
+  const failed = await s.invoke('ts', { query: 'fail=1' });
+  t.equal(failed.status, 500);
+  const body = JSON.parse(String(failed.body)) as { message: string; stack: string };
+  t.equal(body.message, 'RangeError: failed on purpose in TypeScript', 'the message keeps the error name');
+  t.match(body.stack, /^RangeError: failed on purpose in TypeScript\n\s+at handler \(\/src\/app\.ts:12:41\)/, 'the frame is the .ts file, line 12, column 41');
+  await s.invoke('ts', { query: 'log=1' });
+  // The console's error line (a failed call's own error line carries its code).
+  const logged = (await s.engine.logs.read(s.accountId, 'ts')).find((e) => e.level === 'error' && !e.code);
+  t.match(logged?.message, /^Error: logged from TypeScript\n\s+at handler \(\/src\/app\.ts:13:48\)/, 'a stack written to the logs points into the .ts file too');
+});
+
+t.test('a fetch-style module: Request in, Response out, with env, ctx.waitUntil, bodies and headers', async (t) => {
+  await s.deploy('worker', folder, 'default', { file: 'worker.mjs', env: { GREETING: 'hi' } });
+  const json = await s.call('worker', { path: '/some/path', query: 'q=1', headers: { 'x-custom': 'yes' } });
+  t.equal(json.status, 200);
+  t.equal(json.headers.get('content-type'), 'application/json');
+  t.same(await json.json(), { path: '/some/path', query: '1', env: 'hi', header: 'yes' });
+  const echo = await s.call('worker', { path: '/echo', method: 'PUT', body: 'sent text' });
+  t.equal(echo.status, 201);
+  t.equal(echo.headers.get('x-method'), 'PUT');
+  t.equal(await echo.text(), 'sent text');
+  const bytes = await s.call('worker', { path: '/bytes' });
+  t.same([...new Uint8Array(await bytes.arrayBuffer())], [0, 1, 2, 255]);
+  t.ok(bytes.headers.get('x-service-request-id'), 'the service headers are there as for any function');
+});
+
+t.test('a Hono app deploys unchanged as a fetch-style function (entrypoint left as the default)', async (t) => {
+  // Hono from the compatibility suite's install.
+  const suite = path.join(ROOT, 'test', 'compat', 'node8');
+  ensureCompatInstalled(suite);
+  const dir = mkdtempSync(path.join(tmpdir(), 'islet-hono-'));
+  t.teardown(() => removeDir(dir));
+  cpSync(path.join(ROOT, 'test', 'compat', 'node8', 'cases', 'hono.mjs'), path.join(dir, 'index.mjs'));
+  copyPackage(suite, 'hono', dir);
+  await s.engine.deploy(s.accountId, { name: 'hono', runtime: 'node8', file: 'index.mjs', entrypoint: 'handler', env: {} }, { dir });
+  const root = await s.call('hono', { query: 'name=ada' });
+  t.same(await root.json(), { hello: 'hono', query: 'ada' });
+  const created = await s.call('hono', { path: '/items/7', method: 'POST', body: '{"x":1}', headers: { 'content-type': 'application/json' } });
+  t.equal(created.status, 201);
+  t.same(await created.json(), { id: '7', body: { x: 1 } });
+  const missing = await s.call('hono', { path: '/nowhere' });
+  t.equal(missing.status, 404);
+  t.equal(await missing.text(), 'no such route');
+});
+
+t.test('deploy errors name the user\'s file, line and column, and the package they were raised in', async (t) => {
+  const deep = await deployError('deep-failure.js');
+  t.equal(deep.code, 'ERR_INVALID_FUNCTION');
+  t.match(deep.message, /TypeError: Cannot read properties of undefined \(reading 'missing'\) \(lib\/b\.js:1:18; raised in node_modules\/deep\/index\.js:3:27\)/);
+  t.equal(deep.details?.file, 'lib/b.js', 'the first frame in the user\'s own files');
+  const syntax = await deployError('requires-broken.js');
+  t.match(syntax.message, /SyntaxError: Unexpected "," \(lib\/broken\.js:3:12\)/, 'a syntax error in a required file names that file');
+  t.same([syntax.details?.file, syntax.details?.line, syntax.details?.column], ['lib/broken.js', 3, 12]);
+  const unresolved = await deployError('missing-import.mjs').catch((e: Error) => e);
+  t.match(unresolved.message, /deployed/, 'an import() of a computed name is not resolved at deploy');
+});
+
+t.test('a computed import() of a file that is not there answers Node\'s error', async (t) => {
+  await s.deploy('missing_import', folder, 'handler', { file: 'missing-import.mjs' });
+  const res = await s.invoke('missing_import', { body: JSON.stringify({ name: 'nope' }) });
+  t.equal(String(res.body), JSON.stringify("MODULE_NOT_FOUND: Cannot find module './lib/nope.mjs'"));
+});
+
+t.test('a call-time error message keeps the error name, as a deploy-time one does', async (t) => {
+  await s.deploy('call_error', folder, 'handler', { file: 'call-error.js' });
+  const body = JSON.parse(String((await s.invoke('call_error')).body)) as { message: string; stack: string };
+  t.match(body.message, /^SyntaxError: (Unexpected token|Expected property name)/);
+  t.match(body.stack, /at exports\.handler \(\/call-error\.js:1:30\)/);
+});

@@ -1,0 +1,206 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import t from 'tap';
+import { startCountingListener, type CountingListener } from '../helpers/listener';
+import { fixture, startTestServer, type TestServer } from '../helpers/server';
+
+// User code cannot reach the host: its environment, files, processes, objects or listeners.
+const SECRET = `host-secret-${process.pid}-${Date.now()}`;
+process.env.ISLET_TEST_HOST_SECRET = SECRET;
+const markerDir = mkdtempSync(path.join(tmpdir(), 'islet-marker-'));
+const markerFile = path.join(markerDir, 'marker.js');
+writeFileSync(markerFile, `module.exports = ${JSON.stringify(SECRET)};\n`);
+
+let s: TestServer;
+let listener: CountingListener;
+let listenerPort = 0;
+const probes = fixture('probes-node8');
+
+t.before(async () => {
+  s = await startTestServer();
+  for (const entry of ['probeConstructor', 'probeRequire', 'probePrototype', 'probeThenable', 'probeToJSON', 'probeFetch', 'state', 'context', 'probeDynamicImport', 'probeEval', 'probeWasm', 'probeProcess', 'probeMoreBuiltins', 'probeStackTrace', 'probeSymbols', 'probeSharedMemory', 'probeHostSetter', 'probeThenForge', 'probeWasmIterator', 'probeWasmShared']) {
+    await s.deploy(entry.toLowerCase(), probes, entry, { env: { DECLARED: 'yes' } });
+  }
+  await s.deploy('state_other', probes, 'state', { env: { OTHER: 'only-mine' } });
+  await s.deploy('public_redirect_to', probes, 'redirectTo');
+  listener = await startCountingListener();
+  listenerPort = listener.port;
+});
+t.teardown(async () => {
+  listener.close();
+  await s.stop();
+});
+
+async function probe(name: string, body?: unknown): Promise<{ status: number; text: string }> {
+  const res = await s.call(name, body === undefined ? {} : { body: JSON.stringify(body) });
+  return { status: res.status, text: await res.text() };
+}
+
+t.test('Function constructor chains reach only the sandbox, never the host process', async (t) => {
+  const { status, text } = await probe('probeconstructor');
+  t.equal(status, 200);
+  t.notMatch(text, SECRET);
+  const out = JSON.parse(text) as { processEnv: string[]; hasBinding: boolean; hasMainModule: boolean; globals: string[] };
+  t.same(out.processEnv.sort(), ['DECLARED', 'SERVICE_ACCOUNT_ID'], 'process.env holds only the declared env and SERVICE_ACCOUNT_ID');
+  t.equal(out.hasBinding, false, 'no process.binding');
+  t.equal(out.hasMainModule, false, 'no process.mainModule');
+  t.same(out.globals, [], 'no host bridge, require or module on the global object');
+});
+
+t.test('host files cannot be required or read; built-ins a sandbox cannot offer throw naming themselves when used', async (t) => {
+  const { text } = await probe('proberequire', { markerFile });
+  t.notMatch(text, SECRET, 'the marker file was not read');
+  const out = JSON.parse(text) as Record<string, string>;
+  t.match(out['../../../../../etc/passwd'], /^MODULE_NOT_FOUND/);
+  t.match(out['/etc/passwd'], /^MODULE_NOT_FOUND/);
+  t.match(out[markerFile], /^MODULE_NOT_FOUND/);
+  t.match(out.child_process, /^ERR_METHOD_NOT_IMPLEMENTED: child_process\.execSync is not available in islet functions/);
+  // Outbound sockets are offered (test/runtime/sockets.test.ts: loopback is refused by the egress rule); servers are not.
+  t.match(out.net, /^ERR_METHOD_NOT_IMPLEMENTED: net\.createServer .*is not available/);
+  t.match(out.worker_threads, /^ERR_METHOD_NOT_IMPLEMENTED: worker_threads\.Worker is not available/);
+  t.match(out.vm, /^ERR_METHOD_NOT_IMPLEMENTED: vm\.runInNewContext is not available/);
+  t.match(out.dns, /^ERR_METHOD_NOT_IMPLEMENTED: dns\.lookup is not available/);
+  t.match(out['fs:/etc/passwd'], /^ENOENT: ENOENT: no such file or directory, open '\/etc\/passwd'/, 'fs sees the function folder only');
+  t.match(out['node:fs:../'], /^ENOENT/, 'no way above the function folder');
+  t.match(out['fs:marker'], /^ENOENT/);
+  t.match(out['fs:write'], /^EROFS: EROFS: read-only file system/);
+  t.equal(out['fs:own'], `ran: ${readFileSync(path.join(probes, 'function.js'), 'utf8').slice(0, 20)}`, 'the function reads its own files');
+});
+
+t.test('__proto__ and constructor keys in returned JSON do not pollute host prototypes', async (t) => {
+  const { status, text } = await probe('probeprototype');
+  t.equal(status, 200);
+  t.match(text, /"ok":1/);
+  t.equal(({} as Record<string, unknown>).pollutedByFunction, undefined, 'Object.prototype untouched');
+  t.equal((Object.prototype as unknown as Record<string, unknown>).pollutedByFunction, undefined);
+  const parsed = JSON.parse(text) as Record<string, unknown>;
+  t.equal(({} as Record<string, unknown>).pollutedByFunction, undefined, 'still untouched after the host parses the body');
+  t.ok(Object.prototype.hasOwnProperty.call(parsed, '__proto__'), 'the key stays data');
+});
+
+t.test('thenables and toJSON/getters run inside the isolate, not on the host', async (t) => {
+  const thenable = await probe('probethenable');
+  t.equal(thenable.status, 200);
+  t.equal(thenable.text, 'resolved inside the isolate');
+  const toJSON = await probe('probetojson');
+  t.equal(toJSON.status, 200);
+  t.equal(toJSON.text, '{"replaced":true}');
+});
+
+t.test('fetch to link-local, private and loopback addresses is refused', async (t) => {
+  for (const url of ['http://169.254.169.254/latest/meta-data/', `http://127.0.0.1:${listenerPort}/`, `http://localhost:${listenerPort}/`, `http://[::1]:${listenerPort}/`, 'http://10.0.0.1/', 'http://192.168.1.1/', 'http://0.0.0.0/']) {
+    const { status, text } = await probe('probefetch', { url });
+    t.equal(status, 200, url);
+    t.match(text, /^"blocked: .*not allowed/, `${url}: ${text}`);
+  }
+  t.equal(listener.connections, 0, 'the host listener was never reached');
+});
+
+t.test('fetch: numeric and mapped forms of loopback, CGNAT and private ranges are refused', async (t) => {
+  for (const url of [`http://127.1:${listenerPort}/`, `http://0x7f000001:${listenerPort}/`, `http://2130706433:${listenerPort}/`, `http://[::ffff:127.0.0.1]:${listenerPort}/`, 'http://100.64.0.1/', 'http://172.16.0.1/', 'http://[fd00::1]/', 'http://[fe80::1]/']) {
+    const { text } = await probe('probefetch', { url });
+    t.match(text, /^"blocked: /, `${url}: ${text}`);
+  }
+  t.equal(listener.connections, 0, 'the host listener was never reached');
+});
+
+t.test('fetch: a redirect to a private address is refused, even from the service itself', async (t) => {
+  const self = `${s.url}/v2/run/${s.accountId}/public_redirect_to?to=${encodeURIComponent(`http://127.0.0.1:${listenerPort}/`)}`;
+  const { text } = await probe('probefetch', { url: self });
+  t.match(text, /^"blocked: /, text);
+  t.equal(listener.connections, 0, 'the host listener was never reached');
+});
+
+t.test('dynamic import(), eval and new Function reach nothing outside the isolate', async (t) => {
+  t.match((await probe('probedynamicimport')).text, /^"blocked: child_process\.execSync is not available/);
+  const out = JSON.parse((await probe('probeeval')).text) as { indirect: string; fn: string };
+  t.equal(out.indirect, 'undefined/undefined/undefined', 'no require, host bridge or runtime entry points on the global object');
+  t.equal(out.fn, 'undefined/undefined/undefined/undefined', 'no module, exports, process.binding or process.dlopen');
+});
+
+t.test('WebAssembly memory is held to the function\'s memory limit (128 MB)', async (t) => {
+  const out = JSON.parse((await probe('probewasm')).text) as Record<string, string>;
+  t.equal(out['grow within the limit'], 'ran: 1', 'a module\'s memory without a maximum grows');
+  t.match(out['grow past the limit'], /^RangeError: /, 'but not past the limit');
+  t.match(out['module starting over the limit'], /^CompileError: .*256 MB, over the function's memory limit of 128 MB/);
+  t.match(out['shared memory'], /^CompileError: .*shared memories are not available/);
+  t.match(out['memory over the limit'], /^RangeError: .*over the function's memory limit of 128 MB/);
+  t.match(out['memories together over the limit'], /^RangeError: WebAssembly memories would reserve .* over the function's memory limit/, 'every memory alive counts');
+  t.equal(out.constructors, 'ran: true', 'prototypes lead back to the guarded constructors');
+  t.match(out['memory through a prototype'], /^RangeError: /, 'and those are guarded too');
+});
+
+t.test('process has no binding or dlopen; kill and exit throw; pid and execPath are not the host\'s', async (t) => {
+  const out = JSON.parse((await probe('probeprocess')).text) as Record<string, string>;
+  for (const name of ['binding', '_linkedBinding', 'dlopen', 'mainModule']) t.equal(out[name], 'undefined', name);
+  t.not(out.pid, String(process.pid), 'pid is not the host process');
+  t.not(out.execPath, process.execPath, 'execPath is not the host binary');
+  t.equal(out.cwd, 'function:/', 'cwd is the function root');
+  t.match(out.kill, /error: process.kill\(\) is not available/);
+  t.match(out.exit, /error: process.exit\(\) is not available/);
+});
+
+t.test('module, inspector, v8, http and os give nothing of the host', async (t) => {
+  const out = JSON.parse((await probe('probemorebuiltins')).text) as Record<string, string>;
+  t.match(out.module, /^MODULE_NOT_FOUND/, 'createRequire stays in the function folder');
+  t.match(out.inspector, /^ERR_METHOD_NOT_IMPLEMENTED: inspector\.open/);
+  t.match(out.v8, /^ERR_METHOD_NOT_IMPLEMENTED: v8\.getHeapSnapshot/);
+  t.match(out.http, /^ERR_SERVER_LISTEN_AFTER_LOAD: server\.listen\(\) was called after the function loaded/, 'a server made during a call serves nothing');
+  t.equal(out.os, 'ran: islet islet /', 'os answers fixed values');
+  t.equal(out['process.env'], 'ran: DECLARED,SERVICE_ACCOUNT_ID');
+});
+
+t.test('Error.prepareStackTrace sees only the function and runtime frames, no host ones', async (t) => {
+  const frames = JSON.parse((await probe('probestacktrace')).text) as string[];
+  t.ok(frames.length > 0);
+  for (const frame of frames) t.notMatch(frame, /\/dist\/|node:|node_modules|isolated-vm/, frame);
+});
+
+t.test('symbols, getters and shared memory on returned values stay inside the isolate', async (t) => {
+  const symbols = await probe('probesymbols');
+  t.equal(symbols.status, 200);
+  t.equal(symbols.text, '{}', 'serialised inside the isolate: non-enumerable getters and symbols are not run on the host');
+  const shared = await probe('probesharedmemory');
+  t.equal(shared.status, 200);
+  t.equal(shared.text, '\x07\x07\x07\x07', 'a SharedArrayBuffer view is copied out as plain bytes, not shared');
+});
+
+// Prototype probes: user code replaces built-ins or puts accessors on Object.prototype before
+// anything else runs, as test/security/sandbox-prototype-probe.test.ts does for every name at once.
+t.test('a setter on Object.prototype is never handed the host\'s callbacks when the module system is made', async (t) => {
+  const out = JSON.parse((await probe('probehostsetter')).text) as { received: string[]; reference: string; works: string };
+  t.equal(out.works, 'function islet', 'computed require and createRequire work');
+  t.same(out.received.filter((r) => /ModuleSystem|startOp|nativeOffThread|deliver/.test(r)), [], `nothing of the host among ${out.received.length} values set`);
+  t.equal(out.reference, 'not reached');
+});
+
+t.test('a replaced Promise.prototype.then cannot answer a call in the runtime\'s place', async (t) => {
+  const res = await probe('probethenforge');
+  t.equal(res.status, 200);
+  t.equal(res.text, '"genuine"', 'the handler\'s own answer');
+});
+
+t.test('WebAssembly\'s guard hands neither its native constructors nor a descriptor to user code', async (t) => {
+  const iterator = JSON.parse((await probe('probewasmiterator')).text) as { namespace: string; raw: string[]; memory: string };
+  t.equal(iterator.namespace, 'object');
+  t.same(iterator.raw, [], 'no unguarded constructor went through a replaced array iterator');
+  t.equal(iterator.memory, 'none');
+  const shared = JSON.parse((await probe('probewasmshared')).text) as { memory: string };
+  t.equal(shared.memory, 'not shared', 'Object.prototype.shared does not reach the descriptor the guard gives V8');
+});
+
+t.test('module state survives between calls of one function and never leaks to another', async (t) => {
+  const first = JSON.parse((await probe('state')).text) as { calls: number; shared: string; env: Record<string, string> };
+  const second = JSON.parse((await probe('state')).text) as { calls: number; shared: string };
+  t.equal(second.calls, first.calls + 1, 'warm instance keeps module state');
+  const other = JSON.parse((await probe('state_other')).text) as { calls: number; env: Record<string, string> };
+  t.equal(other.calls, 1, 'another function has its own module state');
+  t.same(Object.keys(other.env).sort(), ['OTHER', 'SERVICE_ACCOUNT_ID']);
+  t.equal(first.env.OTHER, undefined, "one function does not see another's env");
+});
+
+t.test('the host process itself is untouched', async (t) => {
+  t.equal(process.env.ISLET_TEST_HOST_SECRET, SECRET);
+  t.equal(readFileSync(markerFile, 'utf8'), `module.exports = ${JSON.stringify(SECRET)};\n`);
+});
