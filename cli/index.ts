@@ -2,7 +2,6 @@ import { cac } from 'cac';
 import { flagUsage, SETTINGS } from '../supervisor/settings';
 import { ServerError } from './api';
 import { create } from './commands/create';
-import { deploy } from './commands/deploy';
 import { list, remove } from './commands/functions';
 import { invoke } from './commands/invoke';
 import { invocations, invokeAsync } from './commands/invocations';
@@ -50,7 +49,9 @@ export function buildCli() {
     .option('--whole-node-modules', 'Upload node_modules whole, without building here to find the packages the code uses')
     .action(async (name: string, options: { dir?: string; message?: string; percent?: string | number; env?: string | string[]; wholeNodeModules?: boolean }) =>
       out(
-        await deploy(name, {
+        // Loaded for a deploy only: tar, yaml and esbuild take about 320 ms, which every other
+        // command (and each of the tests' hundreds of CLI runs) would pay at start.
+        await (await import('./commands/deploy')).deploy(name, {
           dir: options.dir,
           message: options.message === undefined ? undefined : String(options.message),
           percent: options.percent === undefined ? undefined : String(options.percent),
