@@ -6,6 +6,7 @@ import type { Limits } from './limits';
 import { validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
 import type { InstanceServices, Runtime } from './runtime';
 import type { Catalog } from './store/catalog';
+import { deployVersion } from './store/pipeline';
 import { functionsExceeded, type DeployQuota } from './store/quota';
 import type { Store } from './store/store';
 import { checkPercent } from './store/traffic';
@@ -20,7 +21,7 @@ export interface DeployParts {
   servicesFor(manifest: FunctionManifest): InstanceServices;
 }
 
-/** The deploy path: the request checked, the account's quota, the runtime's check of the code, the store's write. */
+/** The deploy path: the request checked, the account's quota, then the pipeline (engine/store/pipeline.ts) with the runtime's check of the code. */
 export class Deployer {
   constructor(private readonly parts: DeployParts) {}
 
@@ -53,7 +54,7 @@ export class Deployer {
     const check = async (candidate: FunctionManifest, codeDir: string) => {
       candidate.style = (await runtime.validate(candidate, codeDir, this.parts.servicesFor(candidate))).style;
     };
-    return this.parts.store.deploy(accountId, spec, source, check, {
+    return deployVersion(this.parts.store, accountId, spec, source, check, {
       message: request.message || undefined,
       percent,
       quota,
