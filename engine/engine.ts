@@ -1,231 +1,37 @@
-import { stripVTControlCharacters } from 'node:util';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
 import { clientError, errorResponse, responseHeaders } from './error-answer';
 import { checkNodeFlags, enableIsolateFeatures } from './node-flags';
-import { HeldRefusals } from './held-refusals';
-import { HostWorkPool } from './host-work/pool';
-import { LogBudget } from './capabilities/console/log-budget';
-import { Admission, KeyUseRecorder, type Gate } from './admission';
-import type { EngineApi, FunctionFigures, ProcessCounters } from './api';
+import { tellCaller } from './caller';
+import type { EngineOptions, InvokeRequest, InvokeResponse, RunTrigger, WholeResponse } from './engine-types';
+import { EngineParts } from './engine-parts';
+import type { Gate } from './admission';
+import type { EngineApi } from './api';
 import { ServiceError } from './errors';
-import { Egress } from './capabilities/fetch/egress';
-import { socketService } from './capabilities/sockets/egress';
-import { AccountConnections } from './capabilities/websockets/accounts';
-import type { FunctionSocket } from './capabilities/websockets/host';
-import { DEFAULT_LIMITS, type Limits } from './limits';
-import type { LogEntry, LogQuery, LogReader, LogStore } from './logs';
-import { describeFunction, isFunctionName, isPublicName, validateSpec, type FunctionDescription, type FunctionManifest, type RuntimeName } from './manifest';
-import { Management } from './manage';
-import { channelObserver, publishDeploy } from './events';
-import { logObserver, metricsObserver, observers, type CallObserver } from './observer';
-import { WarmPool, type PoolStats } from './pool';
+import { isFunctionName, isPublicName, type FunctionManifest } from './manifest';
 import { newRequestId } from './request-id';
-import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
-import type { ScheduledEvent } from './sandbox/protocol';
-import { isBodyStream, readWhole, watchStream, type BodyStream } from './body-stream';
-import type { BundleSource } from './bundle';
-import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
-import { History } from './stats/history';
-import { Catalog } from './store/catalog';
-import { Background, type AsyncRequest, type ScheduleView } from './jobs/background';
+import type { CallInput, CallOutcome, Instance } from './runtime';
+import { isBodyStream, readWhole, watchStream } from './body-stream';
+import type { FunctionStats } from './stats/function-stats';
+import type { AsyncRequest } from './jobs/background';
 import type { RunOutcome } from './jobs/runner';
-import { functionsExceeded, type DeployQuota } from './store/quota';
-import type { ApiKeyRecord, FunctionRecord, KeyScope, NewAccount, NewKey, Store, StoreHealth, TrafficShare, VersionList } from './store/store';
-import type { KeyDescription } from './wire';
-import type { InvocationView } from './jobs/records';
-import { checkPercent } from './store/traffic';
+import type { ApiKeyRecord } from './store/store';
 
 export { clientError, errorResponse, responseHeaders };
-
-/** What the engine gives a runtime it creates: the limits, and where to report its instances' deaths and sizes. */
-export interface RuntimeContext {
-  limits: Limits;
-  /**
-   * An instance died on its own (memory limit, timeout): the warm cache drops it. `catastrophic`:
-   * V8 parked its thread after a fatal out-of-memory, counted in `stats()` (its process is replaced).
-   */
-  onInstanceDeath(instance: Instance, catastrophic: boolean): void;
-  /** An instance's size is known or changed: the warm cache counts it. */
-  onInstanceSized(instance: Instance): void;
-}
-
-/** A runtime the composition root plugs in, under the runtime names of `service.yml` it serves. */
-export interface RuntimeRegistration {
-  names: RuntimeName[];
-  create(context: RuntimeContext): Runtime;
-}
-
-export interface EngineOptions {
-  /** Where accounts, functions and code live (the engine never knows which kind of store it is). */
-  store: Store;
-  /** Functions' logs. */
-  logs: LogStore;
-  /** Where reads of logs go (default `logs`; with several nodes, all of theirs). */
-  logReader?: LogReader;
-  runtimes: RuntimeRegistration[];
-  limits?: Partial<Limits>;
-  /** Let functions' fetch reach private and loopback addresses (default false). */
-  allowPrivateEgress?: boolean;
-  /** Where uploads wait while they arrive (deploy bundles): the data directory's staging area (default: a folder of the OS's temp directory). */
-  stagingDir?: string;
-  /**
-   * Count every function's calls for `/metrics`, `islet stats` and their recent history (default
-   * true). Off, a call is only logged.
-   */
-  metrics?: boolean;
-}
-
-/** What a deploy may say besides the function's spec. */
-export interface DeployRequest {
-  /** A note kept with the version. */
-  message?: string;
-  /** Serve the new version to this share of calls, 0–100 (the rest stays on the previous one). */
-  percent?: unknown;
-}
-
-/** An invocation as it arrives (over HTTP or from `sdk.invoke`). */
-export interface InvokeRequest {
-  accountId: string;
-  functionName: string;
-  apiKey: string | undefined;
-  method: string;
-  path: string;
-  rawQuery: string;
-  headers: Record<string, string>;
-  body: Buffer;
-  requestId?: string;
-  /**
-   * A WebSocket upgrade (the HTTP server's `ws://` route): it takes one of the account's
-   * connections, and only it may be answered with a WebSocket.
-   */
-  upgrade?: boolean;
-}
-
-/** What starts a run the server makes itself (see Engine.dispatchQueued). */
-export interface RunTrigger {
-  /** How its call line names it in the logs, as a call's method would (`ASYNC POST`, `SCHEDULED`). */
-  label: string;
-  /** A schedule's tick, told to the handler. */
-  scheduled?: ScheduledEvent;
-}
-
-export interface InvokeResponse {
-  status: number;
-  headers: Record<string, string>;
-  /** The whole body, or one the function streams (its reader must read it to its end, or cancel it). */
-  body: string | Uint8Array | BodyStream;
-  requestId: string;
-  /** Microseconds spent in the handler. */
-  durationUs: number;
-  /** The function version that answered (X-Service-Version); absent when no version was chosen. */
-  version?: number;
-  /** The WebSocket of a 101 answer to an upgrade: its reader must attach or abandon it. */
-  webSocket?: FunctionSocket;
-}
-
-/** An answer whose body is whole (not streamed). */
-export type WholeResponse = Omit<InvokeResponse, 'body'> & { body: string | Uint8Array };
-
-export interface EngineStats extends PoolStats {
-  store: StoreHealth;
-  runtimes: string[];
-  accounts: number;
-  functions: number;
-  catastrophicOutOfMemory: number;
-}
+export { CALLER_KEY_NAME, CALLER_KEY_SCOPE } from './caller';
+export type { DeployRequest, EngineOptions, EngineStats, InvokeRequest, InvokeResponse, RunTrigger, RuntimeContext, RuntimeRegistration, WholeResponse } from './engine-types';
 
 /**
  * The core of islet: accounts, deployed functions, warm instances and the invocation contract
  * (auth order, limits, error shapes). The HTTP server and the in-process sdk both call `invoke`,
  * so both behave the same. What it serves comes from a Store through the in-memory Catalog; which
- * store and which runtimes is the composition root's choice (supervisor/compose.ts).
+ * store and which runtimes is the composition root's choice (supervisor/compose.ts). This file is
+ * the call path and the engine's lifecycle; its parts and the management API are in engine-parts.ts.
  */
-export class Engine implements EngineApi {
-  readonly limits: Limits;
-  readonly catalog: Catalog;
-  /** Where uploads wait while they arrive (deploy bundles, written as they come). */
-  readonly stagingDir: string;
-  readonly logs: LogStore;
-  /** Keys, scopes and each account's share: asked by calls and by the management API. */
-  readonly admission: Admission;
-  /** Per-function counters (calls in flight, and what the metrics observer counts). */
-  readonly functionStats = new FunctionStatsTable((account, name) => this.catalog.function(account, name) !== undefined);
-  readonly store: Store;
-  readonly egress: Egress;
-  /** Threads for functions' host work (crypto, compression), shared fairly between accounts. */
-  readonly hostWork: HostWorkPool;
-  readonly pool: WarmPool;
-  readonly keyUses: KeyUseRecorder;
-  private readonly heldRefusals: HeldRefusals;
-  /** The WebSocket connections each account holds in this process. */
-  readonly connections: AccountConnections;
-  /** Each account's share of the log text the server takes per second. */
-  private readonly logBudget: LogBudget;
-  /** Versions, traffic and keys (the management API's operations besides deploy and remove). */
-  readonly manage: Management;
-  /** Asynchronous invocations and schedules: what runs without a caller waiting. */
-  readonly background: Background;
-  readonly history: History | undefined;
-  private readonly observer: CallObserver;
-  /** Isolates whose thread V8 parked after a fatal out-of-memory (see notes in README). */
-  private catastrophicOutOfMemory = 0;
-  private readonly logReader: LogReader;
-  private readonly runtimes = new Map<RuntimeName, Runtime>();
-  /** Every runtime name served, aliases included (`/healthz`). */
-  private readonly runtimeNames: string[] = [];
-  private readonly selfPorts: number[] = [];
+export class Engine extends EngineParts implements EngineApi {
   /** Cold starts in progress, by the call that started each (see servicesFor). */
   private readonly loadingFor = new Map<string, { requestId: string | undefined }>();
 
   private constructor(options: EngineOptions) {
-    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.stagingDir = options.stagingDir ?? path.join(tmpdir(), 'islet-staging');
-    this.store = options.store;
-    this.logs = options.logs;
-    this.logReader = options.logReader ?? options.logs;
-    const metrics = options.metrics ?? true;
-    this.observer = metrics ? observers(logObserver(options.logs), metricsObserver(), channelObserver()) : observers(logObserver(options.logs), channelObserver());
-    this.history = metrics ? new History(this.functionStats) : undefined;
-    this.pool = new WarmPool(this.limits.maxWarmInstances, this.limits.maxWarmMemoryMb, {
-      maxPerVersion: this.limits.maxInstancesPerVersion,
-      idleMs: this.limits.instanceIdleMs,
-    });
-    this.catalog = new Catalog(
-      this.store,
-      (retired) => this.pool.retire(retired),
-      (accountId) => this.admission?.accountChanged(accountId),
-    );
-    this.admission = new Admission(this.catalog, this.limits);
-    // Each process holds its share of every account's log quota, as of its calls.
-    this.logs.limitAccounts((account) => Math.floor((this.catalog.account(account)?.limits?.maxLogBytes ?? this.limits.accountMaxLogBytes) * this.limits.accountShare));
-    this.keyUses = new KeyUseRecorder(this.catalog, this.store);
-    this.heldRefusals = new HeldRefusals(this.limits.refusalHoldMs, this.limits.accountMaxInFlight);
-    this.connections = new AccountConnections(Math.max(1, Math.floor(this.limits.webSockets.connectionsPerAccount * this.limits.accountShare)));
-    this.logBudget = new LogBudget(this.limits.accountLogCharsPerSec, 4 * this.limits.accountLogCharsPerSec);
-    this.manage = new Management(this.store, this.catalog, this.keyUses);
-    this.background = new Background(this.store.jobs, this.catalog, this.admission, this.limits, (request, trigger) => this.runQueued(request, trigger));
-    this.egress = new Egress({
-      allowPrivate: options.allowPrivateEgress ?? false,
-      selfPorts: () => this.selfPorts,
-      maxResponseBytes: this.limits.responseBodyBytes,
-      timeoutMs: this.limits.maxTimeoutMs,
-      accountBytesPerSec: this.limits.accountEgressBytesPerSec,
-    });
-    this.hostWork = new HostWorkPool({ threads: this.limits.hostWorkThreads });
-    const context: RuntimeContext = {
-      limits: this.limits,
-      onInstanceDeath: (instance, catastrophic) => {
-        if (catastrophic) this.catastrophicOutOfMemory++;
-        this.pool.forget(instance);
-      },
-      onInstanceSized: (instance) => this.pool.resize(instance),
-    };
-    for (const registration of options.runtimes) {
-      const runtime = registration.create(context);
-      this.runtimeNames.push(...registration.names);
-      for (const name of registration.names) this.runtimes.set(name, runtime);
-    }
+    super(options);
   }
 
   static async open(options: EngineOptions): Promise<Engine> {
@@ -244,179 +50,11 @@ export class Engine implements EngineApi {
     this.selfPorts.push(port);
   }
 
-  createAccount(): Promise<NewAccount> {
-    return this.store.createAccount();
-  }
-
-  /**
-   * Validates and stores a new version, and serves it (to `percent` of the calls when given). On any
-   * error the previous version keeps serving.
-   */
-  async deploy(accountId: string, specInput: unknown, source: BundleSource, request: DeployRequest = {}): Promise<FunctionManifest> {
-    const started = performance.now();
-    try {
-      const manifest = await this.deployVersion(accountId, specInput, source, request);
-      publishDeploy(accountId, started, { manifest });
-      return manifest;
-    } catch (err) {
-      publishDeploy(accountId, started, { error: err, spec: specInput });
-      throw err;
-    }
-  }
-
-  private async deployVersion(accountId: string, specInput: unknown, source: BundleSource, request: DeployRequest): Promise<FunctionManifest> {
-    if (!this.catalog.hasAccount(accountId)) throw new ServiceError('ERR_NOT_FOUND', `no account ${accountId}`);
-    const spec = validateSpec(specInput, this.limits);
-    const percent = request.percent === undefined ? undefined : checkPercent(request.percent);
-    if (request.message !== undefined && (typeof request.message !== 'string' || request.message.length > 1000)) {
-      throw new ServiceError('ERR_BAD_REQUEST', 'message must be a string of at most 1,000 characters');
-    }
-    const runtime = this.runtimeFor(spec.runtime);
-    const own = this.catalog.account(accountId)?.limits ?? {};
-    const quota: DeployQuota = { maxFunctions: own.maxFunctions ?? this.limits.accountMaxFunctions, maxCodeBytes: own.maxCodeBytes ?? this.limits.accountMaxCodeBytes };
-    // One function too many is refused before its bundle is unpacked; the store checks again, under the account's lock.
-    const functions = this.catalog.list(accountId).length;
-    if (!this.catalog.function(accountId, spec.name) && functions >= quota.maxFunctions) throw functionsExceeded(accountId, functions, quota.maxFunctions);
-    // What the check learns is kept in the manifest it checked, which the store then writes.
-    const check = async (candidate: FunctionManifest, codeDir: string) => {
-      candidate.style = (await runtime.validate(candidate, codeDir, this.servicesFor(candidate))).style;
-    };
-    return this.store.deploy(accountId, spec, source, check, {
-      message: request.message || undefined,
-      percent,
-      quota,
-      keepVersions: own.keepVersions === undefined ? undefined : Math.max(1, Math.floor(own.keepVersions)),
-    });
-  }
-
-  async remove(accountId: string, name: string): Promise<FunctionManifest | undefined> {
-    const removed = await this.store.remove(accountId, name);
-    if (removed) await this.logs.remove(accountId, name);
-    return removed;
-  }
-
-  /** The account's functions: each the version serving most calls, with the split. */
-  list(accountId: string): FunctionDescription[] {
-    return this.catalog.list(accountId).map((entry) => describeFunction(entry.primary, entry.record.traffic));
-  }
-
-  /** A function's logs, from every node that serves it. */
-  readLogs(accountId: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]> {
-    return this.logReader.read(accountId, name, query, apiKey);
-  }
-
-  /** Whether other nodes keep logs too (several nodes on PostgreSQL): live views follow this node's files and ask the others. */
-  get otherNodesKeepLogs(): boolean {
-    return this.logReader.readOthers !== undefined;
-  }
-
-  /** A function's logs written by the other nodes (none with one node). */
-  readOtherNodesLogs(accountId: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]> {
-    return this.logReader.readOthers?.(accountId, name, query, apiKey) ?? Promise.resolve([]);
-  }
-
-  /** The version serving most calls of a function. */
-  describe(accountId: string, name: string): FunctionManifest | undefined {
-    return this.catalog.serving(accountId, name);
-  }
-
-  existing(accountId: string, name: string): FunctionDescription {
-    const entry = this.catalog.function(accountId, name);
-    if (!entry) throw new ServiceError('ERR_NO_SUCH_FUNCTION', `no function ${name} in account ${accountId}`);
-    return describeFunction(entry.primary, entry.record.traffic);
-  }
-
-  traffic(accountId: string, name: string): TrafficShare[] | undefined {
-    return this.catalog.function(accountId, name)?.record.traffic;
-  }
-
-  // The management API's operations (engine/api.ts), each where it lives.
-  authorize(accountId: string, apiKey: string | undefined, scope: KeyScope): ApiKeyRecord {
-    return this.admission.authorize(accountId, apiKey, scope);
-  }
-  identify(apiKey: string | undefined): { accountId: string; key: ApiKeyRecord } {
-    return this.admission.identify(apiKey);
-  }
-  versions(account: string, name: string): Promise<VersionList> {
-    return this.manage.versions(account, name);
-  }
-  rollback(account: string, name: string, to?: unknown): Promise<FunctionRecord> {
-    return this.manage.rollback(account, name, to);
-  }
-  setTraffic(account: string, name: string, traffic: unknown): Promise<FunctionRecord> {
-    return this.manage.setTraffic(account, name, traffic);
-  }
-  promote(account: string, name: string): Promise<FunctionRecord> {
-    return this.manage.promote(account, name);
-  }
-  keys(accountId: string, all?: boolean): Promise<KeyDescription[]> {
-    return this.manage.keys(accountId, all);
-  }
-  createKey(accountId: string, options: { name?: unknown; scope?: unknown }): Promise<NewKey> {
-    return this.manage.createKey(accountId, options);
-  }
-  revokeKey(accountId: string, name: string): Promise<ApiKeyRecord> {
-    return this.manage.revokeKey(accountId, name);
-  }
-  readLocalLogs(accountId: string, name: string, query: LogQuery): Promise<LogEntry[]> {
-    return this.logs.read(accountId, name, query);
-  }
-  logFiles(accountId: string, name: string): Promise<string[]> {
-    return this.logs.filesOf(accountId, name);
-  }
-  readInvocation(accountId: string, id: string): Promise<InvocationView> {
-    return this.background.read(accountId, id);
-  }
-  listInvocations(accountId: string, name: string, limit: number): Promise<InvocationView[]> {
-    return this.background.list(accountId, name, limit);
-  }
-  schedules(accountId: string, name?: string): Promise<ScheduleView[]> {
-    return this.background.schedules(accountId, name);
-  }
   checkAsync(request: Pick<AsyncRequest, 'accountId' | 'functionName' | 'apiKey'>): void {
     this.background.check(request);
   }
   acceptAsync(request: AsyncRequest): Promise<string> {
     return this.background.accept(request);
-  }
-
-  get countsMetrics(): boolean {
-    return this.history !== undefined;
-  }
-
-  recentFigures(accountId: string, name: string, windowSec: number): FunctionFigures | undefined {
-    if (!this.history) return undefined;
-    const stats = this.functionStats.get(accountId, name);
-    const warm = this.pool.warmByFunction().get(`${accountId}/${name}`);
-    return { window: this.history.window(stats, windowSec), inFlight: stats?.inflight ?? 0, coldStarts: stats?.coldStarts ?? 0, warmInstances: warm?.instances ?? 0, warmMb: warm?.mb ?? 0 };
-  }
-
-  warmByFunction(): Map<string, { instances: number; mb: number }> {
-    return this.pool.warmByFunction();
-  }
-
-  counters(): ProcessCounters {
-    this.functionStats.prune();
-    const catalog = this.catalog;
-    return {
-      functions: this.functionStats.all(),
-      splits: (function* () {
-        for (const entry of catalog.allFunctions()) yield entry.record;
-      })(),
-      egress: this.egress.counts,
-      droppedLogLines: this.logs.droppedLines,
-    };
-  }
-
-  stats(): EngineStats {
-    return {
-      ...this.pool.stats(),
-      store: this.store.health(),
-      runtimes: this.runtimeNames,
-      accounts: this.catalog.accountCount,
-      functions: this.catalog.size,
-      catastrophicOutOfMemory: this.catastrophicOutOfMemory,
-    };
   }
 
   /** The invocation contract of SPEC §2: auth order, lookup, limits, the handler, error shapes. */
@@ -425,7 +63,7 @@ export class Engine implements EngineApi {
    * its end, up to the response body limit (past it, or when the stream fails, the answer is the
    * error).
    */
-  invoke(request: InvokeRequest): Promise<WholeResponse> {
+  override invoke(request: InvokeRequest): Promise<WholeResponse> {
     return new Promise<InvokeResponse>((resolve) => this.dispatch(request, resolve)).then(async (res) => {
       if (!isBodyStream(res.body)) return res as WholeResponse;
       try {
@@ -457,7 +95,7 @@ export class Engine implements EngineApi {
   }
 
   /** `dispatchQueued` with its answer whole, as `invoke` reads it: a run's result is kept as text. */
-  private runQueued(request: InvokeRequest, trigger: RunTrigger): Promise<RunOutcome> {
+  protected override runQueued(request: InvokeRequest, trigger: RunTrigger): Promise<RunOutcome> {
     return new Promise<{ response: InvokeResponse; error?: ServiceError }>((resolve) => this.dispatchQueued(request, trigger, (response, error) => resolve({ response, error }))).then(async ({ response, error }) => {
       if (!isBodyStream(response.body)) return { ...(response as WholeResponse), error };
       try {
@@ -624,16 +262,10 @@ export class Engine implements EngineApi {
         const attribution = starter === undefined ? undefined : { requestId: starter as string | undefined };
         if (starter !== undefined) this.loadingFor.set(starter, attribution!);
         starter = undefined;
-        return this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.servicesFor(manifest, attribution)));
+        return this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.sandboxServices.of(manifest, attribution)));
       },
       () => this.catalog.isServing(manifest),
     );
-  }
-
-  private runtimeFor(name: RuntimeName): Runtime {
-    const runtime = this.runtimes.get(name);
-    if (!runtime) throw new ServiceError('ERR_INVALID_FUNCTION', `the ${name} runtime is not available on this server`, { key: 'runtime' });
-    return runtime;
   }
 
   /** The call whose cold start loads an instance ended: lines of no request are that instance's own again. */
@@ -643,61 +275,4 @@ export class Engine implements EngineApi {
     attribution.requestId = undefined;
     this.loadingFor.delete(requestId);
   }
-
-  /**
-   * The capabilities a function's sandbox gets: its logs, guarded fetch, and sdk.invoke. Lines
-   * written while the instance loads for a call's cold start (module code, Python's import-time
-   * warnings) belong to no request in the sandbox: `attribution` gives them that call's id.
-   */
-  private servicesFor(manifest: FunctionManifest, attribution?: { requestId: string | undefined }): InstanceServices {
-    const logKey = `${manifest.account}/${manifest.name}`;
-    const timeoutMs = manifest.timeoutMs ?? this.limits.timeoutMs;
-    return {
-      hostWork: (task) => this.hostWork.run(manifest.account, task, timeoutMs),
-      log: (requestId, level, message) => {
-        const id = requestId === '' && attribution?.requestId !== undefined ? attribution.requestId : requestId;
-        // Colour codes (Hono's logger(), chalk) read as escapes in `islet logs` and boxes in the console: kept out of the logs.
-        const text = message.includes('\x1b') || message.includes('\x9b') ? stripVTControlCharacters(message) : message;
-        if (this.logBudget.take(manifest.account, text.length)) this.logs.appendLine(logKey, JSON.stringify({ t: Date.now(), requestId: id, level, message: text }));
-        else this.logs.countDropped(logKey);
-      },
-      fetch: (request, body, budget, bodies) => this.egress.fetch(request, body, budget, manifest.account, bodies),
-      sockets: socketService(this.egress, manifest.account),
-      // sdk.invoke (engine/capabilities/invoke): a POST of the body as JSON.
-      invoke: async (call) => {
-        const res = await this.invoke({
-          accountId: call.accountId,
-          functionName: call.functionName,
-          apiKey: call.apiKey || undefined,
-          method: 'POST',
-          path: '/',
-          rawQuery: '',
-          headers: { 'content-type': 'application/json' },
-          body: Buffer.from(call.body, 'utf8'),
-        });
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(responseHeaders(res))) headers[name.toLowerCase()] = value;
-        const body = typeof res.body === 'string' ? res.body : Buffer.from(res.body).toString('utf8');
-        return { statusCode: res.status, headers, body };
-      },
-    };
-  }
-}
-
-/** The request headers that name the caller's key to the function (set by the server alone). */
-export const CALLER_KEY_NAME = 'x-service-key-name';
-export const CALLER_KEY_SCOPE = 'x-service-key-scope';
-
-/**
- * What a function sees of who called it: never the key itself (header-logging middleware would
- * write it where others read it), but its name and scope, when the call came with a valid key of
- * the account. A caller's own headers of those names are dropped, so the function can trust them.
- */
-function tellCaller(headers: Record<string, string>, caller: ApiKeyRecord | undefined): void {
-  if (headers['x-service-api-key'] !== undefined) delete headers['x-service-api-key'];
-  if (headers[CALLER_KEY_NAME] !== undefined) delete headers[CALLER_KEY_NAME];
-  if (headers[CALLER_KEY_SCOPE] !== undefined) delete headers[CALLER_KEY_SCOPE];
-  if (caller === undefined) return;
-  headers[CALLER_KEY_NAME] = caller.name;
-  headers[CALLER_KEY_SCOPE] = caller.scope;
 }

@@ -1,6 +1,6 @@
-import type { BundleLimits, BundleSource } from '../bundle';
+import type { BundleLimits } from '../bundle';
 import type { JobStore } from '../jobs/records';
-import type { FunctionManifest, FunctionSpec } from '../manifest';
+import type { FunctionManifest } from '../manifest';
 import type { KeyScope } from '../wire';
 import type { DeployQuota } from './quota';
 
@@ -46,13 +46,20 @@ export interface Store {
   setAccountLimits(accountId: string, limits: AccountLimits): Promise<void>;
 
   /**
-   * Stores a new numbered version of a function (1, 2, 3… per function) and serves it: to every
-   * call, or with `percent` to that share of them beside the version that served most until then.
-   * `check` runs on the unpacked code first; if it (or anything else) throws, nothing changes and
-   * the previous version keeps serving, also after a crash at any point. The newest
-   * `keepVersions` versions are kept (a store option), and every serving one.
+   * Where deploys of this function unpack their uploads (engine/store/pipeline.ts makes a folder in
+   * it per deploy and removes it after): where `publish` can move it into place. Throws, before
+   * anything is unpacked, when the store cannot take writes.
    */
-  deploy(account: string, spec: FunctionSpec, source: BundleSource, check: DeployCheck, options?: DeployOptions): Promise<FunctionManifest>;
+  stagingRoot(account: string, name: string): Promise<string>;
+  /**
+   * Stores a staged and checked version as the next number of its function (1, 2, 3… per function)
+   * and switches the function's calls to `traffic(number, current)`, atomically: if anything
+   * throws, also a crash at any point, nothing changes and the previous version keeps serving.
+   * `quota` is checked under the account's lock (two deploys at once cannot both pass on the same
+   * usage). The newest `keepVersions` versions are kept (default the store's), and every serving one.
+   * The deploy pipeline itself (stage, check, discard) is the engine's: engine/store/pipeline.ts.
+   */
+  publish(staged: StagedVersion, traffic: TrafficAfter, options?: PublishOptions): Promise<FunctionManifest>;
   /** The versions a function keeps, newest first, and which serve; undefined when it does not exist. */
   listVersions(account: string, name: string): Promise<VersionList | undefined>;
   /**
@@ -103,15 +110,29 @@ export interface StoreHealth {
 /** Deploy-time validation of a candidate version (numbered 0 until it is stored), on its unpacked files. */
 export type DeployCheck = (manifest: FunctionManifest, codeDir: string) => Promise<void>;
 
-export interface DeployOptions {
-  limits?: BundleLimits;
-  /**
-   * The account's bounds, checked under the account's lock as the version is published (ERR_QUOTA_EXCEEDED);
-   * none for a copy between stores.
-   */
+/** A version unpacked aside, not yet numbered nor published (engine/store/pipeline.ts). */
+export interface StagedVersion {
+  manifest: FunctionManifest;
+  /** The unpacked files (where the deploy check loads them). */
+  codeDir: string;
+  /** The staging folder (`codeDir` is its `code/`); removed after the deploy whatever happened. */
+  dir: string;
+}
+
+/** The function's split once version `version` is stored, from the one before (undefined: a new function). */
+export type TrafficAfter = (version: number, current: TrafficShare[] | undefined) => TrafficShare[];
+
+/** What a publish is bound by. */
+export interface PublishOptions {
+  /** The account's bounds (ERR_QUOTA_EXCEEDED); none for a copy between stores. */
   quota?: DeployQuota;
   /** Versions of the function kept after this deploy (the account's own; default the store's). */
   keepVersions?: number;
+}
+
+/** A deploy's options (engine/store/pipeline.ts). */
+export interface DeployOptions extends PublishOptions {
+  limits?: BundleLimits;
   /** A note kept with the version (`islet deploy --message`). */
   message?: string;
   /** Serve the new version to this share of calls, 0–100 (default 100). */

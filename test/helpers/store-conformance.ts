@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { Test } from 'tap';
 import { Catalog } from '../../engine/store/catalog';
 import type { FunctionSpec } from '../../engine/manifest';
+import { deployVersion } from '../../engine/store/pipeline';
 import type { Store, StoreChange } from '../../engine/store/store';
 import { functionFolder } from './functions';
 
@@ -66,7 +67,7 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     const folder = functionFolder('exports.handler = () => 1;\n', { 'lib/util.js': 'module.exports = 2;\n' });
     await quiet(changes);
     let checked = '';
-    const manifest = await store.deploy(accountId, spec('one'), { dir: folder }, async (m, codeDir) => {
+    const manifest = await deployVersion(store, accountId, spec('one'), { dir: folder }, async (m, codeDir) => {
       checked = readFileSync(path.join(codeDir, m.file), 'utf8');
     });
     t.equal(checked, 'exports.handler = () => 1;\n', 'the check saw the unpacked code');
@@ -82,21 +83,21 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
 
   t.test('deploy: a failed check or bundle changes nothing and the previous version keeps serving', async (t) => {
     const { accountId } = await store.createAccount();
-    const first = await store.deploy(accountId, spec('kept'), { dir: functionFolder('exports.handler = () => "v1";\n') }, pass);
+    const first = await deployVersion(store, accountId, spec('kept'), { dir: functionFolder('exports.handler = () => "v1";\n') }, pass);
     await quiet(changes);
     await t.rejects(
-      store.deploy(accountId, spec('kept'), { dir: functionFolder('exports.handler = () => "v2";\n') }, () => Promise.reject(new Error('refused by the check'))),
+      deployVersion(store, accountId, spec('kept'), { dir: functionFolder('exports.handler = () => "v2";\n') }, () => Promise.reject(new Error('refused by the check'))),
       /refused by the check/,
     );
-    await t.rejects(store.deploy(accountId, spec('kept', { file: 'missing.js' }), { dir: functionFolder('') }, pass), { code: 'ERR_INVALID_FUNCTION' });
-    await t.rejects(store.deploy(accountId, spec('kept'), { tarball: Buffer.from('not a tarball') }, pass), { code: 'ERR_BAD_REQUEST' });
+    await t.rejects(deployVersion(store, accountId, spec('kept', { file: 'missing.js' }), { dir: functionFolder('') }, pass), { code: 'ERR_INVALID_FUNCTION' });
+    await t.rejects(deployVersion(store, accountId, spec('kept'), { tarball: Buffer.from('not a tarball') }, pass), { code: 'ERR_BAD_REQUEST' });
     t.equal((await store.readFunction(accountId, 'kept'))?.serving[0]?.version, first.version, 'v1 still serves');
     t.same(changes, [], 'nothing was announced');
   });
 
   t.test('remove: the function is gone, and removing it again finds nothing', async (t) => {
     const { accountId } = await store.createAccount();
-    const deployed = await store.deploy(accountId, spec('gone'), { dir: functionFolder('exports.handler = () => 0;\n') }, pass);
+    const deployed = await deployVersion(store, accountId, spec('gone'), { dir: functionFolder('exports.handler = () => 0;\n') }, pass);
     await quiet(changes);
     t.equal((await store.remove(accountId, 'gone'))?.version, deployed.version);
     t.ok(heard(changes, { kind: 'function', account: accountId, name: 'gone' }), 'the removal was heard before it resolved');
@@ -108,9 +109,9 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
   t.test('versions: numbered per function, listed newest first with their notes, a new one serves', async (t) => {
     const { accountId } = await store.createAccount();
     const made = [];
-    for (let i = 1; i <= 3; i++) made.push(await store.deploy(accountId, spec('v'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass, { message: `release ${i}` }));
+    for (let i = 1; i <= 3; i++) made.push(await deployVersion(store, accountId, spec('v'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass, { message: `release ${i}` }));
     t.same(made.map((m) => m.version), [1, 2, 3]);
-    const other = await store.deploy(accountId, spec('w'), { dir: functionFolder('exports.handler = () => 0;\n') }, pass);
+    const other = await deployVersion(store, accountId, spec('w'), { dir: functionFolder('exports.handler = () => 0;\n') }, pass);
     t.equal(other.version, 1, 'each function counts its own');
     const list = await store.listVersions(accountId, 'v');
     t.same(list?.versions.map((m) => [m.version, m.message]), [[3, 'release 3'], [2, 'release 2'], [1, 'release 1']]);
@@ -122,11 +123,11 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
 
   t.test('traffic: a deploy with a percent splits with the version serving most; setTraffic switches at once', async (t) => {
     const { accountId } = await store.createAccount();
-    for (let i = 1; i <= 2; i++) await store.deploy(accountId, spec('s'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass);
-    await store.deploy(accountId, spec('s'), { dir: functionFolder('exports.handler = () => 3;\n') }, pass, { percent: 10 });
+    for (let i = 1; i <= 2; i++) await deployVersion(store, accountId, spec('s'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass);
+    await deployVersion(store, accountId, spec('s'), { dir: functionFolder('exports.handler = () => 3;\n') }, pass, { percent: 10 });
     t.same((await store.readFunction(accountId, 's'))?.traffic, [{ version: 2, percent: 90 }, { version: 3, percent: 10 }]);
     t.same((await store.readFunction(accountId, 's'))?.serving.map((m) => m.version), [2, 3], 'the manifests of both serving versions');
-    await store.deploy(accountId, spec('s'), { dir: functionFolder('exports.handler = () => 4;\n') }, pass, { percent: 0 });
+    await deployVersion(store, accountId, spec('s'), { dir: functionFolder('exports.handler = () => 4;\n') }, pass, { percent: 0 });
     t.same((await store.readFunction(accountId, 's'))?.traffic, [{ version: 2, percent: 90 }, { version: 3, percent: 10 }], 'a 0% deploy stores a version and serves it nothing');
     await quiet(changes);
     const back = await store.setTraffic(accountId, 's', [{ version: 2, percent: 100 }]);
@@ -144,10 +145,10 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
 
   t.test('pruning: the newest versions (3 here) and every serving one are kept', async (t) => {
     const { accountId } = await store.createAccount();
-    await store.deploy(accountId, spec('p'), { dir: functionFolder('exports.handler = () => 1;\n') }, pass);
-    for (let i = 2; i <= 6; i++) await store.deploy(accountId, spec('p'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass, { percent: 0 });
+    await deployVersion(store, accountId, spec('p'), { dir: functionFolder('exports.handler = () => 1;\n') }, pass);
+    for (let i = 2; i <= 6; i++) await deployVersion(store, accountId, spec('p'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass, { percent: 0 });
     t.same((await store.listVersions(accountId, 'p'))?.versions.map((m) => m.version), [6, 5, 4, 1], 'version 1 still serves, so it stays');
-    await store.deploy(accountId, spec('p'), { dir: functionFolder('exports.handler = () => 7;\n') }, pass);
+    await deployVersion(store, accountId, spec('p'), { dir: functionFolder('exports.handler = () => 7;\n') }, pass);
     t.same((await store.listVersions(accountId, 'p'))?.versions.map((m) => m.version), [7, 6, 5], 'once it stops serving it goes too');
     await t.rejects(store.setTraffic(accountId, 'p', [{ version: 2, percent: 100 }]), { code: 'ERR_NOT_FOUND', message: /version 2 of p was pruned \(kept: 5, 6, 7\)/ });
   });
@@ -190,9 +191,9 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     };
     const { accountId, apiKey } = await store.createAccount();
     await visible(() => catalog.verifyKey(accountId, apiKey) !== undefined, 'a new account key is accepted');
-    const v1 = await store.deploy(accountId, spec('f'), { dir: functionFolder('exports.handler = () => 1;\n') }, pass);
+    const v1 = await deployVersion(store, accountId, spec('f'), { dir: functionFolder('exports.handler = () => 1;\n') }, pass);
     await visible(() => catalog.serving(accountId, 'f')?.version === v1.version, 'a deploy serves');
-    const v2 = await store.deploy(accountId, spec('f'), { dir: functionFolder('exports.handler = () => 2;\n') }, pass);
+    const v2 = await deployVersion(store, accountId, spec('f'), { dir: functionFolder('exports.handler = () => 2;\n') }, pass);
     await visible(() => catalog.serving(accountId, 'f')?.version === v2.version, 'a redeploy serves');
     t.same(retired, [v1.version], 'the replaced version was retired');
     const extra = await store.createKey(accountId, { scope: 'invoke' });
@@ -207,10 +208,10 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
 
     // Splits: a call's version is drawn per call, or fixed by a sticky key; versions that stop serving retire.
     retired.length = 0;
-    const s1 = await store.deploy(accountId, spec('g'), { dir: functionFolder('exports.handler = () => 1;\n') }, pass);
+    const s1 = await deployVersion(store, accountId, spec('g'), { dir: functionFolder('exports.handler = () => 1;\n') }, pass);
     await visible(() => catalog.serving(accountId, 'g')?.version === 1, 'a first version serves');
     const held = catalog.serving(accountId, 'g');
-    await store.deploy(accountId, spec('g'), { dir: functionFolder('exports.handler = () => 2;\n') }, pass, { percent: 30 });
+    await deployVersion(store, accountId, spec('g'), { dir: functionFolder('exports.handler = () => 2;\n') }, pass, { percent: 30 });
     await visible(() => catalog.function(accountId, 'g')?.second?.version === 2, 'a split serves both versions');
     t.equal(catalog.function(accountId, 'g')?.first, held, 'the version that keeps 70% keeps its manifest object (and its warm instance)');
     const entry = catalog.function(accountId, 'g')!;

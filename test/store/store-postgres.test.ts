@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import t from 'tap';
 import { MIGRATIONS } from '../../engine/store/postgres/schema';
 import { PostgresStore } from '../../engine/store/postgres/store';
+import { deployVersion } from '../../engine/store/pipeline';
 import { packFiles } from '../../engine/store/version';
 import { withPostgres } from '../helpers/postgres';
 import { storeConformance } from '../helpers/store-conformance';
@@ -57,7 +58,7 @@ withPostgres(t, (pg) => {
     t.same(list?.versions.map((m) => m.version), [3, 2, 1]);
     t.equal(list?.latest, 3);
     t.equal(readFileSync(path.join(await store.codeDir(record!.serving[0]!), 'function.js'), 'utf8'), 'exports.handler = () => "old";\n', 'its code is there');
-    const next = await store.deploy('a0a0a0a0a0a0a0a0', record!.serving[0]!, { dir: functionFolder('exports.handler = () => "new";\n') }, () => Promise.resolve());
+    const next = await deployVersion(store, 'a0a0a0a0a0a0a0a0', record!.serving[0]!, { dir: functionFolder('exports.handler = () => "new";\n') }, () => Promise.resolve());
     t.equal(next.version, 4, 'the next deploy is number 4');
     t.same((await store.setTraffic('a0a0a0a0a0a0a0a0', 'f', [{ version: 3, percent: 100 }])).traffic, [{ version: 3, percent: 100 }], 'an older one can serve again');
   });

@@ -5,6 +5,7 @@ import t from 'tap';
 import { Catalog } from '../../engine/store/catalog';
 import { chainLock, type Coordinator } from '../../engine/store/coordinator';
 import { FileStore } from '../../engine/store/file/store';
+import { deployVersion } from '../../engine/store/pipeline';
 import type { StoreChange } from '../../engine/store/store';
 import { functionFolder } from '../helpers/functions';
 import { storeConformance } from '../helpers/store-conformance';
@@ -90,6 +91,6 @@ t.test('file store: a data directory of an earlier islet (a `current` file) is m
   mkdirSync(path.join(fnDir, 'versions', '2'), { recursive: true });
   await FileStore.open(dataDir);
   t.notOk(existsSync(path.join(fnDir, 'versions', '2')), 'removed at start-up');
-  const next = await store.deploy(accountId, { name: 'old', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { dir: functionFolder('exports.handler = () => 2;\n') }, async () => undefined);
+  const next = await deployVersion(store, accountId, { name: 'old', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { dir: functionFolder('exports.handler = () => 2;\n') }, async () => undefined);
   t.equal(next.version, 2, 'numbering goes on from there');
 });

@@ -1,25 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { materializeBundle, type BundleLimits, type BundleSource } from '../../bundle';
 import { containedPath } from '../../contained-path';
 import { ServiceError } from '../../errors';
-import type { FunctionManifest, FunctionSpec } from '../../manifest';
+import type { FunctionManifest } from '../../manifest';
 import { prunedBytes, type AccountUsage, type PublishChange } from '../quota';
-import type { FunctionRecord, TrafficShare, VersionList } from '../store';
+import type { FunctionRecord, StagedVersion, TrafficAfter, TrafficShare, VersionList } from '../store';
 import { isPruned, missingVersion } from '../traffic';
-import { describeVersion } from '../version';
 import { fsyncPath, fsyncTree, listDirs, readJsonFile, writeFileAtomic } from './fsutil';
 import { migrateLegacy } from './legacy';
-
-/** A version unpacked aside, not yet numbered nor published. */
-export interface StagedVersion {
-  manifest: FunctionManifest;
-  /** The unpacked files (where the deploy check loads them). */
-  codeDir: string;
-  /** The staging folder; removed by `discard` whatever happened. */
-  dir: string;
-}
 
 /** What a publish may be told besides the version: how many versions to keep, and a check of what it changes. */
 export interface PublishOptions {
@@ -42,9 +31,9 @@ interface TrafficFile {
  *   functions/<account>/<name>/versions/<n>/manifest.json
  *   functions/<account>/<name>/versions/<n>/code/…     the deployed files
  *
- * A deploy writes a new version aside (`stage`), then, under the function's lock, numbers it,
- * fsyncs it, renames it into place and only then replaces `traffic.json` (`publish`): a crash at
- * any point leaves the previous version serving. A version numbered above `latest` is one whose
+ * A deploy writes a new version aside (engine/store/pipeline.ts, in `stagingRoot`), then, under
+ * the function's lock, numbers it, fsyncs it, renames it into place and only then replaces
+ * `traffic.json` (`publish`): a crash at any point leaves the previous version serving. A version numbered above `latest` is one whose
  * publish crashed before that switch: it is not listed, and `clean` removes it at start-up with
  * the staging and removed folders (names starting with a dot).
  */
@@ -121,27 +110,18 @@ export class FunctionFiles {
     return path.join(containedPath(this.versionsDir(manifest.account, manifest.name), String(manifest.version)), 'code');
   }
 
-  /** Unpacks a bundle aside and describes it as a candidate version (numbered 0). Publishes nothing. */
-  async stage(account: string, spec: FunctionSpec, source: BundleSource, limits: BundleLimits | undefined, message: string | undefined): Promise<StagedVersion> {
-    const versionsDir = this.versionsDir(account, spec.name);
+  /** Where a deploy of the function stages its upload: its versions folder, so that publishing it is a rename. */
+  async stagingRoot(account: string, name: string): Promise<string> {
+    const versionsDir = this.versionsDir(account, name);
     await fsp.mkdir(versionsDir, { recursive: true });
-    const dir = path.join(versionsDir, `.staging-${randomBytes(6).toString('hex')}`);
-    const codeDir = path.join(dir, 'code');
-    await fsp.mkdir(codeDir, { recursive: true });
-    try {
-      await materializeBundle(source, codeDir, limits);
-      return { manifest: await describeVersion(codeDir, account, spec, message), codeDir, dir };
-    } catch (err) {
-      await this.discard({ dir });
-      throw err;
-    }
+    return versionsDir;
   }
 
   /**
    * Numbers a staged version, makes it durable, renames it into place, then switches
    * `traffic.json` to `traffic(version, current)`. Run under the function's lock.
    */
-  async publish(staged: StagedVersion, traffic: (version: number, current: TrafficShare[] | undefined) => TrafficShare[], options: PublishOptions = {}): Promise<FunctionManifest> {
+  async publish(staged: StagedVersion, traffic: TrafficAfter, options: PublishOptions = {}): Promise<FunctionManifest> {
     const { account, name } = staged.manifest;
     const keep = options.keepVersions ?? this.keepVersions;
     const current = await this.readTraffic(account, name);
@@ -204,10 +184,6 @@ export class FunctionFiles {
       throw missingVersion(name, version, file.latest, kept);
     }
     await this.writeTraffic(account, name, { latest: file.latest, traffic });
-  }
-
-  async discard(staged: Pick<StagedVersion, 'dir'>): Promise<void> {
-    await fsp.rm(staged.dir, { recursive: true, force: true });
   }
 
   /** Removes a function: it disappears at once (one rename), its files are deleted after. */

@@ -1,7 +1,6 @@
 import { promises as fsp } from 'node:fs';
-import type { BundleSource } from '../../bundle';
 import { ServiceError } from '../../errors';
-import type { FunctionManifest, FunctionSpec } from '../../manifest';
+import type { FunctionManifest } from '../../manifest';
 import { newAccountId, newKey, newKeyFor, revokeIn, touchIn } from '../keys';
 import { checkQuota } from '../quota';
 import type {
@@ -9,19 +8,21 @@ import type {
   AccountRecord,
   ApiKeyRecord,
   CatalogSnapshot,
-  DeployCheck,
-  DeployOptions,
   FunctionRecord,
   KeyScope,
   NewAccount,
   NewKey,
+  PublishOptions,
+  StagedVersion,
   Store,
   StoreChange,
   StoreHealth,
+  TrafficAfter,
   TrafficShare,
   VersionList,
 } from '../store';
-import { checkTraffic, DEFAULT_KEEP_VERSIONS, trafficAfterDeploy } from '../traffic';
+import { discardStaged, stageVersion } from '../pipeline';
+import { checkTraffic, DEFAULT_KEEP_VERSIONS } from '../traffic';
 import { AccountFiles } from './accounts';
 import { LocalCoordinator, type Coordinator } from '../coordinator';
 import { FunctionFiles } from './functions';
@@ -120,25 +121,23 @@ export class FileStore implements Store {
     });
   }
 
-  async deploy(account: string, spec: FunctionSpec, source: BundleSource, check: DeployCheck, options: DeployOptions = {}): Promise<FunctionManifest> {
-    const staged = await this.functions.stage(account, spec, source, options.limits, options.message);
-    let manifest: FunctionManifest;
-    try {
-      await check(staged.manifest, staged.codeDir);
-      const { quota } = options;
-      const publish = () =>
-        this.coordinator.withLock(functionLock(account, spec.name), () =>
-          this.functions.publish(staged, (version, current) => trafficAfterDeploy(current, version, options.percent), {
-            keepVersions: options.keepVersions,
-            admit: quota && (async (change) => checkQuota(account, await this.functions.usage(account), change, quota)),
-          }),
-        );
-      // The account's lock orders its deploys, so that two at once cannot both pass on the same usage.
-      manifest = await (quota ? this.coordinator.withLock(`quota:${account}`, publish) : publish());
-    } finally {
-      await this.functions.discard(staged);
-    }
-    await this.changed({ kind: 'function', account, name: spec.name });
+  async stagingRoot(account: string, name: string): Promise<string> {
+    return this.functions.stagingRoot(account, name);
+  }
+
+  async publish(staged: StagedVersion, traffic: TrafficAfter, options: PublishOptions = {}): Promise<FunctionManifest> {
+    const { account, name } = staged.manifest;
+    const { quota } = options;
+    const publish = () =>
+      this.coordinator.withLock(functionLock(account, name), () =>
+        this.functions.publish(staged, traffic, {
+          keepVersions: options.keepVersions,
+          admit: quota && (async (change) => checkQuota(account, await this.functions.usage(account), change, quota)),
+        }),
+      );
+    // The account's lock orders its deploys, so that two at once cannot both pass on the same usage.
+    const manifest = await (quota ? this.coordinator.withLock(`quota:${account}`, publish) : publish());
+    await this.changed({ kind: 'function', account, name });
     return manifest;
   }
 
@@ -172,11 +171,11 @@ export class FileStore implements Store {
   }
 
   async importVersion(manifest: FunctionManifest, codeDir: string): Promise<void> {
-    const staged = await this.functions.stage(manifest.account, manifest, { dir: codeDir }, undefined, undefined);
+    const staged = await stageVersion(await this.stagingRoot(manifest.account, manifest.name), manifest.account, manifest, { dir: codeDir }, undefined, undefined);
     try {
       await this.coordinator.withLock(functionLock(manifest.account, manifest.name), () => this.functions.adopt(staged, manifest));
     } finally {
-      await this.functions.discard(staged);
+      await discardStaged(staged);
     }
     await this.changed({ kind: 'function', account: manifest.account, name: manifest.name });
   }

@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { Pool, type PoolClient } from 'pg';
-import { materializeBundle, type BundleSource } from '../../bundle';
 import { ServiceError } from '../../errors';
-import type { FunctionManifest, FunctionSpec } from '../../manifest';
+import type { FunctionManifest } from '../../manifest';
 import { LocalCoordinator, type Coordinator } from '../coordinator';
 import { newKeyFor, revokeIn } from '../keys';
 import { checkQuota, prunedBytes } from '../quota';
@@ -13,21 +12,23 @@ import type {
   AccountRecord,
   ApiKeyRecord,
   CatalogSnapshot,
-  DeployCheck,
-  DeployOptions,
   FunctionRecord,
   NodeDirectory,
   KeyScope,
   NewAccount,
   NewKey,
+  PublishOptions,
+  StagedVersion,
   Store,
   StoreChange,
   StoreHealth,
+  TrafficAfter,
   TrafficShare,
   VersionList,
 } from '../store';
-import { checkTraffic, DEFAULT_KEEP_VERSIONS, trafficAfterDeploy } from '../traffic';
-import { describeVersion, packFiles } from '../version';
+import { discardStaged } from '../pipeline';
+import { checkTraffic, DEFAULT_KEEP_VERSIONS } from '../traffic';
+import { packFiles } from '../version';
 import * as accountSql from './accounts';
 import { CodeCache } from './code-cache';
 import { CHANNEL, ChangeFeed } from './feed';
@@ -204,19 +205,12 @@ export class PostgresStore implements Store {
     });
   }
 
-  async deploy(account: string, spec: FunctionSpec, source: BundleSource, check: DeployCheck, options: DeployOptions = {}): Promise<FunctionManifest> {
+  /** Deploys stage in this node's cache, so that the published code joins it by a rename. */
+  async stagingRoot(): Promise<string> {
     this.assertAvailable();
-    const staging = path.join(this.options.cacheDir, 'staging', randomBytes(6).toString('hex'));
-    const codeDir = path.join(staging, 'code');
-    await fsp.mkdir(codeDir, { recursive: true });
-    try {
-      await materializeBundle(source, codeDir, options.limits);
-      const candidate = await describeVersion(codeDir, account, spec, options.message);
-      await check(candidate, codeDir);
-      return await this.publish(candidate, codeDir, (version, current) => trafficAfterDeploy(current, version, options.percent), options);
-    } finally {
-      await fsp.rm(staging, { recursive: true, force: true });
-    }
+    const root = path.join(this.options.cacheDir, 'staging');
+    await fsp.mkdir(root, { recursive: true });
+    return root;
   }
 
   async setTraffic(account: string, name: string, traffic: TrafficShare[]): Promise<FunctionRecord> {
@@ -253,14 +247,14 @@ export class PostgresStore implements Store {
   }
 
   async importVersion(manifest: FunctionManifest, codeDir: string): Promise<void> {
-    this.assertAvailable();
-    const staging = path.join(this.options.cacheDir, 'staging', randomBytes(6).toString('hex'));
+    const dir = path.join(await this.stagingRoot(), `.copy-${randomBytes(6).toString('hex')}`);
+    const staged: StagedVersion = { manifest, codeDir: path.join(dir, 'code'), dir };
     try {
-      await fsp.cp(codeDir, path.join(staging, 'code'), { recursive: true });
+      await fsp.cp(codeDir, staged.codeDir, { recursive: true });
       // Its own number; it serves only a function that had no version yet.
-      await this.publish(manifest, path.join(staging, 'code'), (_, current) => current ?? [{ version: manifest.version, percent: 100 }]);
+      await this.publish(staged, (_, current) => current ?? [{ version: manifest.version, percent: 100 }]);
     } finally {
-      await fsp.rm(staging, { recursive: true, force: true });
+      await discardStaged(staged);
     }
   }
 
@@ -289,12 +283,8 @@ export class PostgresStore implements Store {
    * the pruning of old versions and their unused bundles, and the notification. Then the code joins
    * this node's cache.
    */
-  private async publish(
-    candidate: FunctionManifest,
-    codeDir: string,
-    traffic: (version: number, current: TrafficShare[] | undefined) => TrafficShare[],
-    options: Pick<DeployOptions, 'quota' | 'keepVersions'> = {},
-  ): Promise<FunctionManifest> {
+  async publish(staged: StagedVersion, traffic: TrafficAfter, options: PublishOptions = {}): Promise<FunctionManifest> {
+    const { manifest: candidate, codeDir } = staged;
     const bundle = await packFiles(codeDir, candidate.files);
     const { account, name, contentHash } = candidate;
     const keep = options.keepVersions ?? this.keepVersions;
