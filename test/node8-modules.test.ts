@@ -1,8 +1,9 @@
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
 import { ensureCompatInstalled } from './helpers/compat-install';
+import { functionFolder } from './helpers/functions';
 import { copyPackage } from './helpers/package-closure';
 import { eventually } from './helpers/supervised';
 import { fixture, removeDir, ROOT, startTestServer, type TestServer } from './helpers/server';
@@ -152,6 +153,44 @@ t.test('deploy errors name the user\'s file, line and column, and the package th
   t.same([syntax.details?.file, syntax.details?.line, syntax.details?.column], ['lib/broken.js', 3, 12]);
   const unresolved = await deployError('missing-import.mjs').catch((e: Error) => e);
   t.match(unresolved.message, /deployed/, 'an import() of a computed name is not resolved at deploy');
+});
+
+t.test('a native addon is refused at deploy with a sentence naming its .node file', async (t) => {
+  // What argon2, bcrypt or sharp ship: machine code that Node loads with dlopen. Read as JavaScript,
+  // it failed the deploy with "SyntaxError: Invalid or unexpected token".
+  const elf = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0x00, 0x00, 0x03, 0x00, 0x3e, 0x00, 0xff, 0xfe, 0x00, 0x0a]);
+  const addonFolder = (loader: string, handler = "const thing = require('native-thing');\nexports.handler = () => typeof thing;") => {
+    const dir = functionFolder(handler, {
+      'node_modules/native-thing/package.json': '{"name": "native-thing", "version": "1.0.0", "main": "index.js"}',
+      'node_modules/native-thing/index.js': loader,
+    });
+    mkdirSync(path.join(dir, 'node_modules', 'native-thing', 'build', 'Release'), { recursive: true });
+    writeFileSync(path.join(dir, 'node_modules', 'native-thing', 'build', 'Release', 'native_thing.node'), elf);
+    return dir;
+  };
+  const refused = async (name: string, dir: string) => {
+    t.teardown(() => removeDir(dir));
+    const err = await s.deploy(name, dir, 'handler').then(
+      () => undefined,
+      (e: Error & { code: string }) => e,
+    );
+    t.equal(err?.code, 'ERR_INVALID_FUNCTION', `${name}: refused`);
+    t.match(err?.message, /\/node_modules\/native-thing\/build\/Release\/native_thing\.node is a native addon \(machine code built for Node\), which cannot run in islet's sandbox: use a pure JavaScript or WebAssembly build of the package instead/, `${name}: the sentence names the file`);
+    t.notMatch(err?.message, /SyntaxError/);
+  };
+  // node-gyp-build (argon2) computes the path at run time; bindings leaves out the extension;
+  // a literal require of the file is seen at deploy.
+  await refused('addon_computed', addonFolder("module.exports = require(require('path').join(__dirname, 'build', 'Release', 'native_thing.node'));"));
+  await refused('addon_bindings', addonFolder("module.exports = require(__dirname + '/build/Release/native_thing');"));
+  await refused('addon_literal', addonFolder("module.exports = require('./build/Release/native_thing.node');"));
+  // An optional addon with a JavaScript fallback (as ws's bufferutil) runs the fallback.
+  const optional = addonFolder(
+    "let impl;\ntry { impl = require(require('path').join(__dirname, 'build/Release/native_thing.node')); } catch (err) { impl = { fallback: true, code: err.code }; }\nmodule.exports = impl;",
+    "exports.handler = () => require('native-thing');",
+  );
+  t.teardown(() => removeDir(optional));
+  await s.deploy('addon_optional', optional, 'handler');
+  t.same(JSON.parse(String((await s.invoke('addon_optional')).body)), { fallback: true, code: 'ERR_DLOPEN_FAILED' }, 'a package that catches the refusal runs its fallback');
 });
 
 t.test('a computed import() of a file that is not there answers Node\'s error', async (t) => {
