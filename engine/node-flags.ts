@@ -19,6 +19,10 @@ export const SERVER_V8_FLAGS = ['--max-semi-space-size=4'];
  */
 export function enableIsolateFeatures(): void {
   setFlagsFromString('--harmony-rab-gsab-transfer');
+  // `gc` on each isolate's global, which the node8 runtime takes before user code runs (and
+  // engine/isolate/bridge.ts deletes): WebAssembly memories that are garbage but not yet collected
+  // would count against a function's limit (see engine/node8/sandbox/wasm-memories.ts).
+  setFlagsFromString('--expose-gc');
 }
 
 /**

@@ -87,7 +87,10 @@ export function installHostObject(isolate: ivm.Isolate, context: ivm.Context, me
   context.evalSync(`Object.freeze(globalThis.${HOST_GLOBAL})`);
 }
 
-/** Takes the entry points the runtime left on ENTRY_GLOBAL and removes the runtime's globals. */
+/**
+ * Takes the entry points the runtime left on ENTRY_GLOBAL and removes the runtime's globals. V8's
+ * `gc` (engine/node-flags.ts) cannot be deleted (it is not configurable): it is left undefined.
+ */
 export function takeEntryPoints(context: ivm.Context): EntryPoints {
   const api = context.global.getSync(ENTRY_GLOBAL, { reference: true }) as ivm.Reference<Record<string, unknown>>;
   const refs = {
@@ -95,6 +98,6 @@ export function takeEntryPoints(context: ivm.Context): EntryPoints {
     fireRef: api.getSync('fire', { reference: true }) as ivm.Reference<unknown>,
     initRef: api.getSync('init', { reference: true }) as ivm.Reference<unknown>,
   };
-  context.evalSync(`delete globalThis.${ENTRY_GLOBAL}; delete globalThis.${HOST_GLOBAL};`);
+  context.evalSync(`delete globalThis.${ENTRY_GLOBAL}; delete globalThis.${HOST_GLOBAL}; globalThis.gc = undefined;`);
   return refs;
 }

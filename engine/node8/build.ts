@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import * as esbuild from 'esbuild';
 import { ServiceError } from '../errors';
 import { BUILTIN_MODULES, OWN_MODULES } from '../capabilities/registry';
+import { NATIVE_ADDON_CODE, nativeAddonMessage } from './native-addon';
 
 /**
  * A node8 function as one script: its entry file and everything it imports or requires (its own
@@ -119,7 +120,7 @@ function functionPath(codeDir: string, file: string): string {
  * - the entry: a module that imports the user's entry file and hands its namespace over;
  * - Node built-ins (with or without `node:`), `sdk` and `cloudflare:sockets`: the sandbox's own modules, required at run time;
  * - a `require()` that does not resolve now: left to run time, where it fails as in Node, when it runs;
- * - native addons (`.node`): a module that throws a clear error when required;
+ * - native addons (`.node`): a module that throws a clear error when required (./native-addon.ts);
  * - each source file that uses `__dirname`, `__filename` or `import.meta` gets its own values of them;
  * - the entry file, if it reads `require.main`, finds its own module there, as in Node (an app
  *   that listens only `if (require.main === module)`).
@@ -145,7 +146,10 @@ function isletPlugin(codeDir: string, entryFile: string, shifts: FunctionBuild['
         const id = args.path;
         const bare = id.startsWith('node:') ? id.slice(5) : id;
         if (OWN_MODULES.has(id) || id.startsWith('node:') || BUILTIN_MODULES.has(bare)) return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { builtin: true } };
-        if (id.endsWith('.node')) return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { addon: true } };
+        if (id.endsWith('.node')) {
+          const addon = id.startsWith('.') ? functionPath(codeDir, path.resolve(args.resolveDir, id)) : id;
+          return { path: addon, namespace: RUNTIME_NAMESPACE, pluginData: { addon } };
+        }
         if (args.kind !== 'require-call' && args.kind !== 'require-resolve') return undefined;
         const resolved = await build.resolve(id, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: RESOLVING });
         // require.resolve names a file the code reads at run time (with fs, or a require of its own).
@@ -154,9 +158,9 @@ function isletPlugin(codeDir: string, entryFile: string, shifts: FunctionBuild['
         return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { from: functionPath(codeDir, args.resolveDir) } };
       });
       build.onLoad({ filter: /.*/, namespace: RUNTIME_NAMESPACE }, (args) => {
-        const data = args.pluginData as { builtin?: true; addon?: true; from?: string };
+        const data = args.pluginData as { builtin?: true; addon?: string; from?: string };
         const id = JSON.stringify(args.path);
-        if (data.addon) return { contents: `throw new Error(${JSON.stringify(`${args.path}: native addons cannot load in islet functions (use a pure JavaScript or WebAssembly package)`)});`, loader: 'js' };
+        if (data.addon !== undefined) return { contents: `throw Object.assign(new Error(${JSON.stringify(nativeAddonMessage(data.addon))}), { code: ${JSON.stringify(NATIVE_ADDON_CODE)} });`, loader: 'js' };
         if (data.builtin) return { contents: `module.exports = require(${id});`, loader: 'js' };
         return { contents: `module.exports = __isletRequireFrom(${JSON.stringify(data.from ?? '/')}, ${id});`, loader: 'js' };
       });

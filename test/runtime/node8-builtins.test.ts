@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
+import { cpSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import t from 'tap';
-import { fixture, startTestServer, type TestServer } from '../helpers/server';
+import { functionFolder } from '../helpers/functions';
+import { copyPackage } from '../helpers/package-closure';
+import { fixture, removeDir, ROOT, startTestServer, type TestServer } from '../helpers/server';
 
 // Node's built-in modules inside node8 functions, with the behaviour functions rely on (known
 // vectors where there are some). The module code is test/fixtures/surface-node8/node.js.
@@ -10,7 +14,7 @@ let s: TestServer;
 let fixtures: Server;
 let fixturesUrl = '';
 const folder = fixture('surface-node8');
-const ENTRIES = ['crypto', 'cryptoAsync', 'zlib', 'zlibBomb', 'events', 'util', 'paths', 'assert', 'streams', 'timersAndProcess', 'asyncLocalStorage', 'misc', 'fs', 'http', 'httpRefused'];
+const ENTRIES = ['crypto', 'cryptoAsync', 'zlib', 'zlibBomb', 'events', 'util', 'paths', 'assert', 'streams', 'legacyStream', 'timersAndProcess', 'asyncLocalStorage', 'misc', 'fs', 'http', 'httpRefused'];
 
 t.before(async () => {
   fixtures = createServer((req, res) => {
@@ -161,6 +165,43 @@ t.test('stream: pipeline, Transform, PassThrough, finished, stream/promises, str
   t.equal(out.failed, 'source failed', 'an error in a pipeline reaches its callback');
   t.same(out.objectMode, [1, 2]);
   t.same(out.hashStream, [true, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'], 'a Hash is a Transform stream when used as one');
+});
+
+t.test('stream is Node\'s legacy Stream, which readable-stream 2 and 3 inherit from', async (t) => {
+  const out = await call('legacyStream');
+  t.equal(out.pipesCount, 1, 'state set the old way stays the inheriting object\'s own (it was replaced by one with a getter-only pipesCount)');
+  t.same(out.ownState, ['pipesCount', 'flowing']);
+  t.equal(out.isEmitter, true);
+  t.equal(out.notReadable, true, 'require(\'stream\') is not Readable');
+  t.equal(out.selfNamed, true, 'Stream.Stream is Stream');
+  t.same(out.missing, [], 'Readable, Writable, Duplex, Transform, PassThrough, pipeline, finished, promises are its properties');
+  t.equal(out.readableIsStream, true, 'a Readable is an instance of Stream');
+  t.same(out.piped, ['x', 'y'], 'Stream.prototype.pipe forwards data events and ends the destination');
+});
+
+t.test('readable-stream 3 runs on it: Readable, Transform and Writable through its pipeline', async (t) => {
+  // readable-stream 3.6 as bl ships it in the shared install, with its dependencies.
+  const rs3 = path.join(ROOT, 'node_modules', 'bl', 'node_modules', 'readable-stream');
+  t.match(JSON.parse(readFileSync(path.join(rs3, 'package.json'), 'utf8')), { version: /^3\./ });
+  const dir = functionFolder(
+    `const rs = require('readable-stream');
+exports.handler = () => new Promise((resolve, reject) => {
+  const got = [];
+  const source = new rs.Readable({ read() {} });
+  const upper = new rs.Transform({ transform(chunk, enc, cb) { cb(null, String(chunk).toUpperCase()); } });
+  rs.pipeline(source, upper, new rs.Writable({ write(chunk, enc, cb) { got.push(String(chunk)); cb(); } }), (err) => (err ? reject(err) : resolve(got)));
+  source.push('a');
+  source.push('b');
+  source.push(null);
+});`,
+  );
+  t.teardown(() => removeDir(dir));
+  cpSync(rs3, path.join(dir, 'node_modules', 'readable-stream'), { recursive: true });
+  for (const name of ['inherits', 'string_decoder', 'util-deprecate']) copyPackage(ROOT, name, dir);
+  await s.deploy('rs3', dir, 'handler');
+  const res = await s.invoke('rs3');
+  t.equal(res.status, 200, String(res.body));
+  t.same(JSON.parse(String(res.body)), ['A', 'B']);
 });
 
 t.test('timers, timers/promises and process: order of ticks, env, fixed facts', async (t) => {

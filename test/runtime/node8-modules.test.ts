@@ -1,9 +1,11 @@
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
 import { ensureCompatInstalled } from '../helpers/compat-install';
+import { functionFolder } from '../helpers/functions';
 import { copyPackage } from '../helpers/package-closure';
+import { eventually } from '../helpers/supervised';
 import { fixture, removeDir, ROOT, startTestServer, type TestServer } from '../helpers/server';
 
 // ES modules, CommonJS and TypeScript side by side; the fetch-style handler (with Hono); errors that
@@ -105,6 +107,42 @@ t.test('a Hono app deploys unchanged as a fetch-style function (entrypoint left 
   t.equal(await missing.text(), 'no such route');
 });
 
+t.test('entry detection: a default export with a fetch method is fetch style whatever a Proxy answers; a real handler export is the seed\'s', async (t) => {
+  // itty-router's router inherits from a Proxy that answers every name with a route-adding
+  // function: `router.handler` looked like a seed handler and the call hung to ERR_TIMEOUT.
+  const suite = path.join(ROOT, 'test', 'compat', 'node8');
+  ensureCompatInstalled(suite);
+  const dir = mkdtempSync(path.join(tmpdir(), 'islet-itty-'));
+  t.teardown(() => removeDir(dir));
+  cpSync(path.join(suite, 'cases', 'itty-router.mjs'), path.join(dir, 'index.mjs'));
+  writeFileSync(path.join(dir, 'router.cjs'), "const { AutoRouter } = require('itty-router');\nconst router = AutoRouter();\nrouter.get('/items/:id', ({ params }) => ({ cjs: params.id }));\nmodule.exports = router;\n");
+  copyPackage(suite, 'itty-router', dir);
+  // A schedule too: the Proxy's answer for `scheduled` is no scheduled() method either.
+  await s.engine.deploy(s.accountId, { name: 'itty', runtime: 'node8', file: 'index.mjs', entrypoint: 'handler', env: {}, timeoutMs: 5000, schedules: ['* * * * * *'] }, { dir });
+  await s.engine.deploy(s.accountId, { name: 'itty_cjs', runtime: 'node8', file: 'router.cjs', entrypoint: 'handler', env: {}, timeoutMs: 5000 }, { dir });
+  const root = await s.call('itty', { query: 'name=ada' });
+  t.equal(root.status, 200);
+  t.same(await root.json(), { hello: 'itty', query: 'ada' }, 'an ES module exporting the router by default');
+  t.same(await (await s.call('itty', { path: '/items/42' })).json(), { id: '42' });
+  t.equal((await s.call('itty', { path: '/nowhere' })).status, 404);
+  t.same(await (await s.call('itty_cjs', { path: '/items/7' })).json(), { cjs: '7' }, 'module.exports = router');
+  const tickError = async () => (await s.engine.readLogs(s.accountId, 'itty', {})).find((e) => e.level === 'error');
+  t.ok(await eventually(async () => (await tickError()) !== undefined, 20_000), 'a tick ran and failed');
+  t.match((await tickError())?.message, /has no scheduled\(controller, env, ctx\) method/, 'a tick says the router has no scheduled(): it does not wait on the Proxy\'s answer');
+
+  await s.deploy('entry_proxy', folder, 'handler', { file: 'entry-proxy.js', timeoutMs: 5000 });
+  const proxied = await s.call('entry_proxy', { path: '/p' });
+  t.equal(proxied.status, 200);
+  t.equal(await proxied.text(), 'fetch style: /p', 'a hand-written Proxy answering every name');
+  await s.deploy('entry_plain', folder, 'handler', { file: 'entry-plain.mjs' });
+  t.equal(await (await s.call('entry_plain')).text(), 'a plain object with fetch');
+  await s.deploy('entry_both', folder, 'handler', { file: 'entry-both.js' });
+  t.equal(String((await s.invoke('entry_both')).body), JSON.stringify('the seed handler'), 'an own handler export is the seed handler, beside a helper named fetch');
+  const named = await deployError('entry-proxy.js', 'main');
+  t.equal(named.code, 'ERR_INVALID_FUNCTION');
+  t.match(named.message, /does not export a function named "main" \(found nothing: its default export has a fetch method and no "main" of its own; a module whose default export has a fetch\(request, env, ctx\) method can use entrypoint: default/);
+});
+
 t.test('deploy errors name the user\'s file, line and column, and the package they were raised in', async (t) => {
   const deep = await deployError('deep-failure.js');
   t.equal(deep.code, 'ERR_INVALID_FUNCTION');
@@ -115,6 +153,44 @@ t.test('deploy errors name the user\'s file, line and column, and the package th
   t.same([syntax.details?.file, syntax.details?.line, syntax.details?.column], ['lib/broken.js', 3, 12]);
   const unresolved = await deployError('missing-import.mjs').catch((e: Error) => e);
   t.match(unresolved.message, /deployed/, 'an import() of a computed name is not resolved at deploy');
+});
+
+t.test('a native addon is refused at deploy with a sentence naming its .node file', async (t) => {
+  // What argon2, bcrypt or sharp ship: machine code that Node loads with dlopen. Read as JavaScript,
+  // it failed the deploy with "SyntaxError: Invalid or unexpected token".
+  const elf = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0x00, 0x00, 0x03, 0x00, 0x3e, 0x00, 0xff, 0xfe, 0x00, 0x0a]);
+  const addonFolder = (loader: string, handler = "const thing = require('native-thing');\nexports.handler = () => typeof thing;") => {
+    const dir = functionFolder(handler, {
+      'node_modules/native-thing/package.json': '{"name": "native-thing", "version": "1.0.0", "main": "index.js"}',
+      'node_modules/native-thing/index.js': loader,
+    });
+    mkdirSync(path.join(dir, 'node_modules', 'native-thing', 'build', 'Release'), { recursive: true });
+    writeFileSync(path.join(dir, 'node_modules', 'native-thing', 'build', 'Release', 'native_thing.node'), elf);
+    return dir;
+  };
+  const refused = async (name: string, dir: string) => {
+    t.teardown(() => removeDir(dir));
+    const err = await s.deploy(name, dir, 'handler').then(
+      () => undefined,
+      (e: Error & { code: string }) => e,
+    );
+    t.equal(err?.code, 'ERR_INVALID_FUNCTION', `${name}: refused`);
+    t.match(err?.message, /\/node_modules\/native-thing\/build\/Release\/native_thing\.node is a native addon \(machine code built for Node\), which cannot run in islet's sandbox: use a pure JavaScript or WebAssembly build of the package instead/, `${name}: the sentence names the file`);
+    t.notMatch(err?.message, /SyntaxError/);
+  };
+  // node-gyp-build (argon2) computes the path at run time; bindings leaves out the extension;
+  // a literal require of the file is seen at deploy.
+  await refused('addon_computed', addonFolder("module.exports = require(require('path').join(__dirname, 'build', 'Release', 'native_thing.node'));"));
+  await refused('addon_bindings', addonFolder("module.exports = require(__dirname + '/build/Release/native_thing');"));
+  await refused('addon_literal', addonFolder("module.exports = require('./build/Release/native_thing.node');"));
+  // An optional addon with a JavaScript fallback (as ws's bufferutil) runs the fallback.
+  const optional = addonFolder(
+    "let impl;\ntry { impl = require(require('path').join(__dirname, 'build/Release/native_thing.node')); } catch (err) { impl = { fallback: true, code: err.code }; }\nmodule.exports = impl;",
+    "exports.handler = () => require('native-thing');",
+  );
+  t.teardown(() => removeDir(optional));
+  await s.deploy('addon_optional', optional, 'handler');
+  t.same(JSON.parse(String((await s.invoke('addon_optional')).body)), { fallback: true, code: 'ERR_DLOPEN_FAILED' }, 'a package that catches the refusal runs its fallback');
 });
 
 t.test('a computed import() of a file that is not there answers Node\'s error', async (t) => {

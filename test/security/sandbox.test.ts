@@ -2,8 +2,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
+import { functionFolder } from '../helpers/functions';
 import { startCountingListener, type CountingListener } from '../helpers/listener';
-import { fixture, startTestServer, type TestServer } from '../helpers/server';
+import { fixture, removeDir, startTestServer, type TestServer } from '../helpers/server';
 
 // User code cannot reach the host: its environment, files, processes, objects or listeners.
 const SECRET = `host-secret-${process.pid}-${Date.now()}`;
@@ -126,9 +127,68 @@ t.test('WebAssembly memory is held to the function\'s memory limit (128 MB)', as
   t.match(out['module starting over the limit'], /^CompileError: .*256 MB, over the function's memory limit of 128 MB/);
   t.match(out['shared memory'], /^CompileError: .*shared memories are not available/);
   t.match(out['memory over the limit'], /^RangeError: .*over the function's memory limit of 128 MB/);
-  t.match(out['memories together over the limit'], /^RangeError: WebAssembly memories would reserve .* over the function's memory limit/, 'every memory alive counts');
+  t.match(out['memories together over the limit'], /^RangeError: WebAssembly memories would use 131.3125 MB, over the function's memory limit of 128 MB/, 'every memory alive counts by what it uses (101 pages, and 2000 more asked)');
   t.equal(out.constructors, 'ran: true', 'prototypes lead back to the guarded constructors');
   t.match(out['memory through a prototype'], /^RangeError: /, 'and those are guarded too');
+});
+
+// (module (memory (export "mem") 32 65536)
+//   (func (export "grow") (param i32) (result i32) local.get 0 memory.grow)
+//   (func (export "size") (result i32) memory.size))
+const GROWING_WASM = [
+  0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
+  ...[1, 0x0a, 2, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 0, 1, 0x7f], // types: (i32) -> i32, () -> i32
+  ...[3, 3, 2, 0, 1], // two functions
+  ...[5, 6, 1, 1, 0x20, 0x80, 0x80, 0x04], // a memory of 32 pages (2 MiB), maximum 65536 pages (4 GiB)
+  ...[7, 0x15, 3, 4, 0x67, 0x72, 0x6f, 0x77, 0, 0, 4, 0x73, 0x69, 0x7a, 0x65, 0, 1, 3, 0x6d, 0x65, 0x6d, 2, 0], // exports grow, size, mem
+  ...[0x0a, 0x0d, 2, 6, 0, 0x20, 0, 0x40, 0, 0x0b, 4, 0, 0x3f, 0, 0x0b], // bodies
+];
+
+t.test('WebAssembly memory is charged by what it uses, not by its declared maximum', async (t) => {
+  const dir = functionFolder(`const bytes = new Uint8Array(${JSON.stringify(GROWING_WASM)});
+const kept = [];
+const attempt = (fn) => { try { return fn(); } catch (e) { return e.name + ': ' + e.message; } };
+exports.handler = async (body) => {
+  const module = new WebAssembly.Module(bytes);
+  if (body.step === 'declared') {
+    // hash-wasm's argon2id: modules declaring a maximum of 4 GiB, using a few MB each.
+    const a = new WebAssembly.Instance(module).exports;
+    const { instance } = await WebAssembly.instantiate(bytes);
+    const b = instance.exports;
+    return { sizes: [a.size(), b.size()], imports: WebAssembly.Module.imports(module).length, pastTheLimit: a.grow(3000), within: a.grow(1000), grown: a.mem.buffer.byteLength, fromJs: attempt(() => a.mem.grow(1100)), after: a.size() };
+  }
+  if (body.step === 'together') {
+    const a = new WebAssembly.Instance(module).exports;
+    const b = new WebAssembly.Instance(module).exports;
+    kept.push(a, b);
+    return [a.grow(1500), b.grow(1500)];
+  }
+  if (body.step === 'per-call') return new WebAssembly.Instance(module).exports.grow(1000);
+  return kept.length;
+};
+`);
+  t.teardown(() => removeDir(dir));
+  await s.deploy('wasm_by_use', dir, 'handler');
+  const declared = await probe('wasm_by_use', { step: 'declared' });
+  t.equal(declared.status, 200, declared.text);
+  t.same(JSON.parse(declared.text), {
+    sizes: [32, 32],
+    imports: 0,
+    pastTheLimit: -1,
+    within: 32,
+    grown: 1032 * 65536,
+    fromJs: "RangeError: WebAssembly.Memory.grow(): WebAssembly memories would use 135.25 MB, over the function's memory limit of 128 MB",
+    after: 1032,
+  }, 'two instances of 2 MiB each under 128 MB; memory.grow in wasm past the limit answers -1, from JavaScript a RangeError; the module\'s own memory is not among its imports');
+  // Two memories grown by wasm code to 96 MB each: over the limit together, found when the call ends.
+  const together = await probe('wasm_by_use', { step: 'together' });
+  t.equal(together.status, 500);
+  t.match(JSON.parse(together.text), { errorCode: 'ERR_RESOURCE_LIMIT', message: /WebAssembly memories use 191\.5 MB together, over its memory limit of 128 MB: the instance was discarded/ });
+  t.equal((await probe('wasm_by_use', { step: 'count' })).text, '0', 'the next call runs on a new instance');
+  // Memories that are garbage do not count: a module instantiated and grown to 64 MB on each call.
+  const statuses = new Set<number>();
+  for (let i = 0; i < 8; i++) statuses.add((await probe('wasm_by_use', { step: 'per-call' })).status);
+  t.same([...statuses], [200], 'eight calls of 64 MB each, none refused');
 });
 
 t.test('process has no binding or dlopen; kill and exit throw; pid and execPath are not the host\'s', async (t) => {

@@ -12,7 +12,7 @@ declare module 'string_decoder/' {
   const decoder: Record<string, unknown>;
   export default decoder;
 }
-declare module 'readable-stream' {
+declare module 'readable-stream/lib/stream.js' {
   const stream: Record<string, unknown> & (new (...args: unknown[]) => object);
   export default stream;
 }

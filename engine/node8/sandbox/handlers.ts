@@ -22,25 +22,42 @@ function hasFetch(value: unknown): value is FetchTarget {
 
 /**
  * The entry of a loaded module: an ES module's namespace (`esm`), or a CommonJS module's exports,
- * which are also its default export. `entrypoint` names an export; `default` selects the default
- * export. A module without the named handler whose default export has a `fetch` method is a
- * fetch-style function.
+ * which are also its default export. The rule (README, "Two handler styles"):
+ * - `entrypoint: default` is the default export: fetch style if it has a `fetch` method, else
+ *   seed style if it is a function;
+ * - another name (`handler` when left out) is the ES module's named export of that name, or else
+ *   the default export's property; when the default export has a `fetch` method, only its own
+ *   property counts (`Object.hasOwn`). itty-router's router inherits from a Proxy that answers
+ *   every name with a route-adding function, so `router.handler` looked like a seed handler, and
+ *   the call waited on the router (whose `then` the Proxy also answers) until ERR_TIMEOUT;
+ * - without that export, a default export with a `fetch` method is fetch style when the name is
+ *   `handler`.
  */
 export function pickEntry(namespace: Record<string, unknown>, esm: boolean, main: string, entrypoint: string): Entry {
   const fallback = (esm ? namespace.default : namespace) as Record<string, unknown> | undefined;
-  let candidate: unknown = entrypoint === 'default' ? fallback : namespace[entrypoint];
-  if (candidate === undefined && entrypoint !== 'default' && (typeof fallback === 'object' || typeof fallback === 'function') && fallback !== null) {
-    candidate = fallback[entrypoint];
-  }
+  const candidate = entrypoint === 'default' ? fallback : namedExport(namespace, esm, fallback, entrypoint);
   const server = [candidate, fallback].find(isServerApp);
   if (server !== undefined) throw new Error(serverAppMessage(main, server === candidate ? `its export "${entrypoint}"` : 'its export'));
   if (typeof candidate === 'function' && !hasFetch(candidate)) return { style: 'seed', handler: candidate as SeedHandler };
   if (hasFetch(candidate)) return { style: 'fetch', target: candidate };
   if (candidate === undefined && entrypoint === 'handler' && hasFetch(fallback)) return { style: 'fetch', target: fallback };
   const found = candidate === undefined ? 'nothing' : typeof candidate;
+  const inherited = candidate === undefined && hasFetch(fallback) && isObject(fallback) && fallback[entrypoint] !== undefined;
   throw new Error(
-    `${main} does not export a function named "${entrypoint}" (found ${found}; a module whose default export has a fetch(request, env, ctx) method can use entrypoint: default; a Node server app calls http.createServer(handler).listen() while it loads)`,
+    `${main} does not export a function named "${entrypoint}" (found ${found}${inherited ? `: its default export has a fetch method and no "${entrypoint}" of its own` : ''}; a module whose default export has a fetch(request, env, ctx) method can use entrypoint: default; a Node server app calls http.createServer(handler).listen() while it loads)`,
   );
+}
+
+/** The export `name`: an ES module's own named export, or the default export's property (only an own one when it has a `fetch` method). */
+function namedExport(namespace: Record<string, unknown>, esm: boolean, fallback: unknown, name: string): unknown {
+  if (esm && namespace[name] !== undefined) return namespace[name];
+  if (!isObject(fallback)) return undefined;
+  if (hasFetch(fallback) && !Object.prototype.hasOwnProperty.call(fallback, name)) return undefined;
+  return fallback[name];
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null;
 }
 
 /**

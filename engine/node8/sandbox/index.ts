@@ -37,6 +37,7 @@ import { pickEntry, type Entry } from './handlers';
 import type { serveFetch as ServeFetch, serveScheduled as ServeScheduled } from '../../capabilities/fetch/guest/fetch';
 import { INTERNAL, type Internal, type OpAnswer, type ServeCall } from './internal';
 import { ModuleSystem } from './modules';
+import { makeWasmMemories, WASM_PAGE } from './wasm-memories';
 import { makeRequest } from './request';
 import { encodeError, encodeResult, HTTPResponse, setStreamOpener, userStack } from './response';
 
@@ -63,6 +64,10 @@ const hostLog = budgetedLog(rawHostLog);
 // Kept for the WebAssembly library, which takes it once and hands out a guarded version (see web/wasm.ts).
 let nativeWebAssembly: unknown = g.WebAssembly;
 delete g.WebAssembly;
+// V8's `gc` (engine/node-flags.ts), which only the count of WebAssembly memories calls.
+const wasmMemories = makeWasmMemories(nativeWebAssembly, typeof g.gc === 'function' ? (g.gc as () => void) : undefined);
+// Not configurable: it stays on the global object, undefined.
+g.gc = undefined;
 
 const consoleObject = makeConsole(hostLog);
 const reportError = (err: unknown): void => {
@@ -157,6 +162,7 @@ const internal: Internal = freeze({
   get memoryLimitMb() {
     return memoryLimitMb;
   },
+  wasmMemories,
   serverCreated: (wait: (main: string, entrypoint: string) => Promise<void>) => {
     untilListen ??= wait;
   },
@@ -330,10 +336,22 @@ function callMany(metasArgument: string | [string], ids: string, ...bodies: (str
 
 /** A call's result for the entry's answer, or 0 when it comes later through `host.deliver`. */
 function settleLater(result: CallResult | Promise<CallResult>, id: string): CallResult | 0 {
-  if (!(result instanceof NativePromise)) return result;
+  if (!(result instanceof NativePromise)) return withinWasmLimit(result);
   const callId = Number(id);
-  promiseThen(result, (r: CallResult) => hostDeliver(callId, r));
+  promiseThen(result, (r: CallResult) => hostDeliver(callId, withinWasmLimit(r)));
   return 0;
+}
+
+/**
+ * A call's result, or ERR_RESOURCE_LIMIT (the host then discards the instance) when its
+ * WebAssembly memories grew past the function's memory limit together: wasm code grows them with
+ * no JavaScript to stop it, each one only up to the limit (see engine/capabilities/wasm).
+ */
+function withinWasmLimit(result: CallResult): CallResult {
+  const limitPages = (memoryLimitMb * 2 ** 20) / WASM_PAGE;
+  const used = wasmMemories.usage(limitPages);
+  if (used <= limitPages) return result;
+  return { t: 'e', c: 'ERR_RESOURCE_LIMIT', m: `the function's WebAssembly memories use ${(used * WASM_PAGE) / 2 ** 20} MB together, over its memory limit of ${memoryLimitMb} MB: the instance was discarded` };
 }
 
 /** Host events: a timer fired, an asynchronous operation finished, a stream is pulled, a WebSocket has news. */

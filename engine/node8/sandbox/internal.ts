@@ -10,6 +10,7 @@
 import type { ChunkSource } from '../../capabilities/streams/guest/response-streams';
 import type { LibraryName } from '../../sandbox/library-names';
 import type { CallResult, HostReply, MetaHead, NativeCall, OpKind } from '../../sandbox/protocol';
+import type { WasmMemories } from './wasm-memories';
 
 export const INTERNAL = 'islet:internal';
 
@@ -61,6 +62,8 @@ export interface Internal {
   takeWebAssembly(): unknown;
   /** The function's memory limit, in MB. */
   readonly memoryLimitMb: number;
+  /** The WebAssembly memories alive and what they use (counted by the library that guards WebAssembly). */
+  readonly wasmMemories: WasmMemories;
   /**
    * A Node HTTP server was made: a module without a handler then waits for one to listen with
    * `untilListen` (Fastify listens once its plugins are ready), which rejects with the load's error.

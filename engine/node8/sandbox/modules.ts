@@ -1,5 +1,6 @@
 import { apply, indirectEval } from '../../sandbox/guest/intrinsics';
 import type { HostBridge } from '../../sandbox/protocol';
+import { NATIVE_ADDON_CODE, nativeAddonMessage } from '../native-addon';
 import { joinWithinRoot } from '../paths';
 
 /**
@@ -63,6 +64,7 @@ export class ModuleSystem {
   private load(path: string, parent: Module | undefined): unknown {
     const cached = this.#cache.get(path);
     if (cached) return cached.exports;
+    if (path.endsWith('.node')) throw Object.assign(new Error(nativeAddonMessage(`/${path}`)), { code: NATIVE_ADDON_CODE });
     const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
     const module: Module = { id: `/${path}`, filename: `/${path}`, exports: {}, loaded: false, children: [], paths: [], require: undefined as never };
     module.require = this.makeRequire(module, dir);
@@ -125,7 +127,8 @@ export class ModuleSystem {
   }
 
   private asFile(p: string): string | undefined {
-    for (const candidate of [p, `${p}.js`, `${p}.json`, `${p}.cjs`]) if (candidate !== '' && this.exists(candidate)) return candidate;
+    // `.node` as Node tries it, last: `require('./build/Release/addon')` then says it is a native addon.
+    for (const candidate of [p, `${p}.js`, `${p}.json`, `${p}.cjs`, `${p}.node`]) if (candidate !== '' && this.exists(candidate)) return candidate;
     return undefined;
   }
 

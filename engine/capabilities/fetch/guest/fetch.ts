@@ -593,7 +593,8 @@ function executionContext() {
  * Workers' Cron Triggers do: `controller.cron` and `controller.scheduledTime`; it answers nothing.
  */
 export async function serveScheduled(target: { scheduled?(controller: unknown, env: unknown, ctx: unknown): unknown }, event: { cron: string; scheduledTime: number }, env: unknown): Promise<CallResult> {
-  if (typeof target.scheduled !== 'function') throw new TypeError('the function has a schedule but its default export has no scheduled(controller, env, ctx) method');
+  // `in`, not only the read: itty-router's router inherits from a Proxy that answers every name it is asked.
+  if (!('scheduled' in target) || typeof target.scheduled !== 'function') throw new TypeError('the function has a schedule but its default export has no scheduled(controller, env, ctx) method');
   const controller = { cron: event.cron, scheduledTime: event.scheduledTime, noRetry() {} };
   await target.scheduled(controller, env, executionContext());
   return { t: 'b', s: 200, h: {}, b: new ArrayBuffer(0) };

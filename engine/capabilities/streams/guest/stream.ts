@@ -1,6 +1,9 @@
 // node8's `stream` (readable-stream: Node's own streams, published apart), `stream/promises` and
-// `stream/consumers`.
-import stream from 'readable-stream';
+// `stream/consumers`. `stream` is Node's legacy `Stream` (lib/stream.js: EventEmitter with `pipe`,
+// and Readable, Writable… as properties), not the package's main export, which is `Readable`:
+// readable-stream 2 and 3 inherit from `require('stream')`, and calling Readable's constructor on
+// their objects replaced their state with one whose `pipesCount` is a getter.
+import stream from 'readable-stream/lib/stream.js';
 import { utf8Decoder } from '../../../sandbox/guest/utf8';
 
 type Chunk = string | Uint8Array;

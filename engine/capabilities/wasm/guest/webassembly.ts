@@ -5,4 +5,4 @@ import { guardedWebAssembly } from './wasm';
 declare const require: (id: string) => unknown;
 const internal = require(INTERNAL) as Internal;
 
-export const WebAssembly = guardedWebAssembly(internal.takeWebAssembly() as Parameters<typeof guardedWebAssembly>[0], () => internal.memoryLimitMb);
+export const WebAssembly = guardedWebAssembly(internal.takeWebAssembly() as Parameters<typeof guardedWebAssembly>[0], () => internal.memoryLimitMb, internal.wasmMemories);
