@@ -1,0 +1,5 @@
+const formats = [
+  "deflate",
+  "deflate-raw",
+  "gzip",
+]
