@@ -1,6 +1,6 @@
 import t from 'tap';
-import { startTestServer, type TestServer } from './helpers/server';
-import { runWpt, wptCounts, wptTable, type WptFileResult } from './helpers/wpt';
+import { startTestServer, type TestServer } from '../helpers/server';
+import { runWpt, wptCounts, wptTable, type WptFileResult } from '../helpers/wpt';
 
 // The vendored web-platform-tests (test/wpt, `npm run wpt` prints the same table) on node8: each
 // directory passes at least as many subtests as it did when its floor was set, so a regression in
