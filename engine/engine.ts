@@ -22,6 +22,7 @@ import { newRequestId } from './request-id';
 import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
 import type { ScheduledEvent } from './sandbox/protocol';
 import { isBodyStream, readWhole, watchStream, type BodyStream } from './body-stream';
+import { isRequestBody, streamedBodyTooLarge, wholeBodyTooLarge, type RequestBody } from './request-body';
 import type { BundleSource } from './bundle';
 import { FunctionStatsTable, type FunctionStats } from './stats/function-stats';
 import { History } from './stats/history';
@@ -86,7 +87,8 @@ export interface InvokeRequest {
   path: string;
   rawQuery: string;
   headers: Record<string, string>;
-  body: Buffer;
+  /** The whole body, or one still arriving from the client (the HTTP server's, for a large or chunked body). */
+  body: Buffer | RequestBody;
   requestId?: string;
   /**
    * A WebSocket upgrade (the HTTP server's `ws://` route): it takes one of the account's
@@ -379,9 +381,10 @@ export class Engine {
     let gate: Gate;
     let connection: (() => void) | undefined;
     try {
-      if (request.body.length > this.limits.requestBodyBytes) {
-        throw new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${this.limits.requestBodyBytes} bytes`);
-      }
+      const { body } = request;
+      if (isRequestBody(body)) {
+        if (body.declaredBytes !== undefined && body.declaredBytes > this.limits.streamedRequestBodyBytes) throw streamedBodyTooLarge(this.limits.streamedRequestBodyBytes, body.declaredBytes);
+      } else if (body.length > this.limits.requestBodyBytes) throw wholeBodyTooLarge(this.limits.requestBodyBytes, body.length);
       if (stats.inflight >= this.limits.maxInFlightPerFunction) {
         throw new ServiceError('ERR_OVERLOADED', `function ${manifest.name} already has ${stats.inflight} calls in flight (limit ${this.limits.maxInFlightPerFunction})`);
       }
@@ -450,6 +453,9 @@ export class Engine {
     /** When the call began waiting for a cold start (0: it found a warm instance). */
     let waitingSince = 0;
     const done = (outcome: CallOutcome) => {
+      // A body over its limit makes the call's answer the 413, whatever the function made of the failed read (unless its answer streams already).
+      const refusal = isRequestBody(request.body) ? request.body.refusal : undefined;
+      if (refusal && !(outcome.ok && isBodyStream(outcome.response.body))) outcome = { ok: false, error: refusal };
       if (outcome.ok && outcome.response.webSocket && !request.upgrade) {
         outcome.response.webSocket.abandon('the request was not a WebSocket upgrade');
         outcome = { ok: false, error: new ServiceError('ERR_BAD_RESPONSE', 'the function answered with a WebSocket to a request that is not a WebSocket upgrade (ws://…, Upgrade: websocket)') };
@@ -488,17 +494,32 @@ export class Engine {
       started = performance.now();
       instance.call(input, done);
     };
-    let acquired: Instance | Promise<Instance>;
-    try {
-      acquired = this.instanceFor(manifest, stats, requestId);
-    } catch (err) {
-      done({ ok: false, error: clientError(err, requestId) });
+    const acquire = () => {
+      let acquired: Instance | Promise<Instance>;
+      try {
+        acquired = this.instanceFor(manifest, stats, requestId);
+      } catch (err) {
+        done({ ok: false, error: clientError(err, requestId) });
+        return;
+      }
+      if (acquired instanceof Promise) {
+        waitingSince = performance.now();
+        acquired.then(start, (err: unknown) => done({ ok: false, error: clientError(err, requestId) }));
+      } else start(acquired);
+    };
+    const body = input.body;
+    if (isRequestBody(body) && this.runtimes.get(manifest.runtime)?.readsBodyStreams !== true) {
+      // Python takes its body whole: read before an instance is asked for (the upload is not the handler's time).
+      body.whole(this.limits.requestBodyBytes).then(
+        (whole) => {
+          input.body = whole;
+          acquire();
+        },
+        (err: unknown) => done({ ok: false, error: clientError(err, requestId) }),
+      );
       return;
     }
-    if (acquired instanceof Promise) {
-      waitingSince = performance.now();
-      acquired.then(start, (err: unknown) => done({ ok: false, error: clientError(err, requestId) }));
-    } else start(acquired);
+    acquire();
   }
 
   private instanceFor(manifest: FunctionManifest, stats: FunctionStats, requestId: string): Instance | Promise<Instance> {

@@ -16,6 +16,7 @@ import { fs } from './fs/manifest';
 import { httpServer } from './http-server/manifest';
 import { invoke } from './invoke/manifest';
 import { node } from './node/manifest';
+import { requestBody } from './request-body/manifest';
 import { streams } from './streams/manifest';
 import { subtle } from './subtle/manifest';
 import { timers } from './timers/manifest';
@@ -45,6 +46,7 @@ export const CAPABILITIES = [
   fetch,
   websockets,
   httpServer,
+  requestBody,
   tzdata,
 ] as const satisfies readonly Capability[];
 

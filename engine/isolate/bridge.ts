@@ -7,6 +7,7 @@ import type { TimerOpKind } from '../capabilities/timers/ops';
 import { ENTRY_GLOBAL, HOST_GLOBAL } from '../sandbox/protocol';
 import type { InstanceServices } from '../runtime';
 import type { EgressBodies } from '../capabilities/fetch/bodies';
+import type { RequestBodies } from '../capabilities/request-body/host';
 import type { HostMemory } from './host-memory';
 
 /** What a bridge's callbacks reach: the instance the isolate became (none while it is blank). */
@@ -16,6 +17,8 @@ export interface BridgeTarget {
   readonly hostMemory: HostMemory;
   /** Response bodies of its fetches still arriving (see capabilities/fetch/bodies.ts). */
   readonly egressBodies: EgressBodies;
+  /** Request bodies its calls are still reading (see capabilities/request-body). */
+  readonly requestBodies: RequestBodies;
   readModule(path: string): string | undefined;
   setTimer(op: TimerOpKind, id: number, ms: number): void;
   /** Starts an operation (unless too many are in flight) and answers the sandbox when it settles. */

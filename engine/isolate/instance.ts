@@ -7,6 +7,8 @@ import { checkBodySize, checkResponseHeaders, checkStatus, contentTypeOf, jsonRe
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
 import { hostErrorText } from '../capabilities/errors';
 import { EgressBodies } from '../capabilities/fetch/bodies';
+import { RequestBodies } from '../capabilities/request-body/host';
+import { isRequestBody } from '../request-body';
 import type { OpAnswer } from '../capabilities/host-ops';
 import { InstanceStreams } from '../capabilities/streams/host';
 import { MAX_STREAMS } from '../capabilities/streams/ops';
@@ -27,6 +29,11 @@ const HANDED_CALLS = 1024;
 export interface IsolateInstanceOptions {
   timeoutMs: number;
   responseBodyBytes: number;
+  /**
+   * The sandbox reads a request body still arriving (node8: the body's id in place of its bytes),
+   * whole up to `requestBodyBytes`. Without it, the engine hands every call its body whole.
+   */
+  readsBodyStreams?: { requestBodyBytes: number };
   services: InstanceServices;
   /** Reads one of the version's files for `require` (relative path, already checked to exist). */
   readModule?(path: string): string | undefined;
@@ -73,7 +80,8 @@ const MAX_WINDOWS = 1024;
 
 interface QueuedCall {
   meta: string;
-  raw: string | ArrayBuffer | undefined;
+  /** The body: text, bytes, none, or the id of a body still arriving (in `requestBodies`). */
+  raw: string | ArrayBuffer | number | undefined;
   done: (outcome: CallOutcome) => void;
   /** Text bytes of the meta and body. */
   bytes: number;
@@ -82,6 +90,8 @@ interface QueuedCall {
 interface RunningCall {
   done: (outcome: CallOutcome) => void;
   batch: Batch;
+  /** The id of its request body still arriving, forgotten when the call ends. */
+  bodyId: number | undefined;
   /** Answered with a body that still streams: the call runs until its stream ends. */
   streaming?: boolean;
 }
@@ -152,6 +162,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   /** What the host holds for this instance outside its isolate (fetch bodies, results waiting to go in). */
   readonly hostMemory: HostMemory;
   readonly egressBodies = new EgressBodies();
+  readonly requestBodies: RequestBodies;
   /** The response bodies its calls stream. */
   private readonly streams: InstanceStreams;
   /** Its WebSockets: while it holds any, it stays awake, and a retired instance lives on until they close. */
@@ -169,6 +180,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.services = options.services;
     this.sizeMb = 1;
     this.hostMemory = new HostMemory(blank.memoryMb * 1024 * 1024);
+    this.requestBodies = new RequestBodies(options.readsBodyStreams?.requestBodyBytes ?? 0);
     this.streams = new InstanceStreams({ fire: (args) => this.fire(args), hostMemory: this.hostMemory, ended: (callId, error) => this.streamEnded(callId, error) });
     this.sockets = new InstanceSockets({
       limits: options.webSockets ?? WEBSOCKET_LIMITS,
@@ -261,9 +273,18 @@ export class IsolateInstance implements Instance, BridgeTarget {
     return this.options.readModule?.(path);
   }
 
+  get readsBodyStreams(): boolean {
+    return this.options.readsBodyStreams !== undefined;
+  }
+
   call(input: CallInput, done: (outcome: CallOutcome) => void): void {
     if (this.state === 'dead') {
       done({ ok: false, error: this.deathError() });
+      return;
+    }
+    if (isRequestBody(input.body) && !this.readsBodyStreams) {
+      // The engine reads such a body whole for this instance first (Engine.run).
+      done({ ok: false, error: new ServiceError('ERR_INTERNAL', 'this instance reads no request body still arriving') });
       return;
     }
     this.inflight++;
@@ -274,8 +295,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
     }
     const meta = callMeta(input.requestId, input.method, input.path, input.rawQuery, input.headers, input.scheduled);
     const body = input.body;
-    const raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
-    const bytes = meta.length + (raw === undefined ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);
+    let raw: QueuedCall['raw'];
+    if (isRequestBody(body)) raw = this.requestBodies.add(body);
+    else raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
+    const bytes = meta.length + (raw === undefined || typeof raw === 'number' ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);
     this.queue.push({ meta, raw, done, bytes });
     this.queuedBytes += bytes;
     this.scheduleFlush();
@@ -342,7 +365,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   /** Sends calls into the isolate in one entry; they share one timeout timer. */
   private enter(queued: QueuedCall[]): void {
     const batch: Batch = { ids: [], left: queued.length, timer: undefined, running: true };
-    for (const c of queued) batch.ids.push(this.running.add({ done: c.done, batch }));
+    for (const c of queued) batch.ids.push(this.running.add({ done: c.done, batch, bodyId: typeof c.raw === 'number' ? c.raw : undefined }));
     const loading = this.loading;
     const armTimer = () => {
       if (batch.left > 0 || batch.running) batch.timer = setTimeout(() => this.onBatchTimeout(batch), this.options.timeoutMs);
@@ -352,7 +375,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     const metas = queued.length === 1 ? queued[0]!.meta : queued.map((c) => c.meta).join(META_SEPARATOR);
     // Bodies go as arguments of their own: strings are copied as they are, bytes as one copy each
     // (a structured clone of an array of bodies would serialise every string again).
-    const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : textArgument(c.raw)));
+    const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : typeof c.raw === 'number' ? c.raw : textArgument(c.raw)));
     const entry = this.callRef.apply(undefined, [textArgument(metas), batch.ids.join(','), ...bodies], { result: { copy: true } });
     const over = () => {
       batch.running = false;
@@ -393,6 +416,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     const call = this.running.take(id);
     if (!call) return;
     if (--call.batch.left === 0 && !call.batch.running) clearTimeout(call.batch.timer);
+    if (call.bodyId !== undefined) this.requestBodies.forget(call.bodyId);
     this.settle(call.done, outcome());
   }
 
@@ -505,6 +529,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     const call = this.running.take(id);
     if (!call) return;
     if (--call.batch.left === 0 && !call.batch.running) clearTimeout(call.batch.timer);
+    if (call.bodyId !== undefined) this.requestBodies.forget(call.bodyId);
     this.inflight--;
     this.disposeIfDone();
   }
@@ -545,6 +570,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.queue = [];
     this.queuedBytes = 0;
     for (const c of queued) this.settle(c.done, { ok: false, error });
+    this.requestBodies.forgetAll();
     this.fires = [];
     // A plain Error, so a load that dies is reported like any load failure (loadError).
     for (const reject of [...this.deathWatchers]) reject(new Error(error.message));

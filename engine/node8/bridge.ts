@@ -33,7 +33,7 @@ export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, b
         const target = bridge.target;
         if (!target || !Number.isInteger(id)) return;
         const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
-        const scope = { services: target.services, hostMemory: target.hostMemory, files: bridge.files ?? NO_FILES, egressBodies: target.egressBodies };
+        const scope = { services: target.services, hostMemory: target.hostMemory, files: bridge.files ?? NO_FILES, egressBodies: target.egressBodies, requestBodies: target.requestBodies };
         target.runOp(Number(id), () => runNode8Op(kind, payload, bytes, scope));
       },
       { ignored: true },

@@ -174,10 +174,17 @@ export interface HostBridge extends ConsoleCallbacks, TimersCallbacks, SubtleCal
   nativeOffThread(): { applySyncPromise(receiver: undefined, args: [NativeCall, string, ArrayBuffer | undefined], options: { arguments: { copy: true } }): HostReply };
 }
 
+/** A call's body as it enters: text (long text wrapped, see LONG_TEXT), bytes, none, or the id of a body still arriving. */
+export type RawBody = string | [string] | ArrayBuffer | number | undefined;
+
 /** The entry points a runtime leaves on ENTRY_GLOBAL. */
 export interface SandboxEntryPoints {
-  /** A batch of calls: metas joined by META_SEPARATOR, their ids joined by commas, one body argument per call. */
-  call(metas: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[];
+  /**
+   * A batch of calls: metas joined by META_SEPARATOR, their ids joined by commas, one body argument
+   * per call: its text, its bytes, none, or the id of a body still arriving, which the sandbox reads
+   * with the request-body operations (engine/capabilities/request-body).
+   */
+  call(metas: string | [string], ids: string, ...bodies: RawBody[]): (CallResult | 0)[];
   /**
    * A host event: a timer ran out, an operation finished (ok, payload, body), a stream is pulled or
    * cancelled (op, reason), or a WebSocket has a message (event, data) or closed (event, code, reason).
