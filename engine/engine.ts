@@ -19,6 +19,7 @@ import { Management } from './manage';
 import { logObserver, metricsObserver, observers, type CallObserver } from './observer';
 import { WarmPool, type PoolStats } from './pool';
 import { newRequestId } from './request-id';
+import { HEADER_LINES } from './response';
 import type { CallInput, CallOutcome, Instance, InstanceServices, Runtime } from './runtime';
 import type { ScheduledEvent } from './sandbox/protocol';
 import { isBodyStream, readWhole, watchStream, type BodyStream } from './body-stream';
@@ -584,7 +585,8 @@ export class Engine {
           body: Buffer.from(call.body, 'utf8'),
         });
         const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(responseHeaders(res))) headers[name.toLowerCase()] = value;
+        // A Set-Cookie sent several times reads as fetch's Headers.get gives it: its values joined with `, `.
+        for (const [name, value] of Object.entries(responseHeaders(res))) headers[name.toLowerCase()] = value.includes(HEADER_LINES) ? value.split(HEADER_LINES).join(', ') : value;
         const body = typeof res.body === 'string' ? res.body : Buffer.from(res.body).toString('utf8');
         return { statusCode: res.status, headers, body };
       },

@@ -77,6 +77,11 @@ export function fromHost<T>(value: T | [T]): T {
  * Objects for the rest: bodies of bytes, and errors.
  */
 export const JSON_TAG = 'J';
+/**
+ * An answer's headers: a header sent several times (Set-Cookie) has its values in an array, each
+ * sent as a line of its own (joined by commas, `Set-Cookie` values would break: they hold commas).
+ */
+export type ResultHeaders = Record<string, string | string[]>;
 export const EXPLICIT_TAG = 'R';
 export type CallResult = string | BytesResult | ErrorResult | StreamResult | SocketResult;
 /**
@@ -86,7 +91,7 @@ export type CallResult = string | BytesResult | ErrorResult | StreamResult | Soc
 export interface SocketResult {
   t: 'w';
   /** Headers. */
-  h: Record<string, string>;
+  h: ResultHeaders;
   /** The sandbox's key of the pair. */
   k: number;
 }
@@ -99,7 +104,7 @@ export interface StreamResult {
   /** Status. */
   s: number;
   /** Headers. */
-  h: Record<string, string>;
+  h: ResultHeaders;
   /** The sandbox's key of the stream. */
   k: number;
 }
@@ -108,7 +113,7 @@ export interface BytesResult {
   /** Status. */
   s: number;
   /** Headers. */
-  h: Record<string, string>;
+  h: ResultHeaders;
   /** Body: bytes, or the text of a body the function made from a string. */
   b: ArrayBuffer | string;
 }

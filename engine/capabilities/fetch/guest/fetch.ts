@@ -2,7 +2,7 @@
 // FormData, URLSearchParams or ReadableStream), Blob, File, FormData, and `fetch` itself, which
 // sends the request through the host's guarded egress (../egress.ts) and answers a Response
 // whose body is a stream.
-import type { CallResult, MetaHead } from '../../../sandbox/protocol';
+import type { CallResult, MetaHead, ResultHeaders } from '../../../sandbox/protocol';
 import type { HostError } from '../../errors';
 import type { FetchAnswer, FetchRequest } from '../ops';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
@@ -559,9 +559,13 @@ export async function serveFetch(target: { fetch(request: unknown, env: unknown,
   if (!(response instanceof Response)) {
     return { t: 'e', c: 'ERR_BAD_RESPONSE', m: `the fetch handler must return a Response, got ${response === null ? 'null' : typeof response}` };
   }
-  const out: Record<string, string> = {};
+  const out: ResultHeaders = {};
   response.headers.forEach((value, name) => {
-    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+    // Set-Cookie's values come one by one (getSetCookie) and go as a line each; the rest come combined.
+    const prior = out[name];
+    if (prior === undefined) out[name] = value;
+    else if (name === 'set-cookie') out[name] = typeof prior === 'string' ? [prior, value] : [...prior, value];
+    else out[name] = `${prior as string}, ${value}`;
   });
   if (response.webSocket !== null) {
     // The connection is the host's to upgrade; the pair's server end stays here (engine/capabilities/websockets).
