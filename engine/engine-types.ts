@@ -4,6 +4,7 @@ import type { Limits } from './limits';
 import type { LogReader, LogStore } from './logs';
 import type { RuntimeName } from './manifest';
 import type { PoolStats } from './pool';
+import type { RequestBody } from './request-body';
 import type { Instance, Runtime } from './runtime';
 import type { ScheduledEvent } from './sandbox/protocol';
 import type { Store, StoreHealth } from './store/store';
@@ -65,7 +66,8 @@ export interface InvokeRequest {
   path: string;
   rawQuery: string;
   headers: Record<string, string>;
-  body: Buffer;
+  /** The whole body, or one still arriving from the client (the HTTP server's, for a large or chunked body). */
+  body: Buffer | RequestBody;
   requestId?: string;
   /**
    * A WebSocket upgrade (the HTTP server's `ws://` route): it takes one of the account's

@@ -10,6 +10,7 @@ import { isFunctionName, isPublicName, type FunctionManifest } from './manifest'
 import { newRequestId } from './request-id';
 import type { CallInput, CallOutcome, Instance } from './runtime';
 import { isBodyStream, readWhole, watchStream } from './body-stream';
+import { isRequestBody, streamedBodyTooLarge, wholeBodyTooLarge } from './request-body';
 import type { FunctionStats } from './stats/function-stats';
 import type { AsyncRequest } from './jobs/background';
 import type { RunOutcome } from './jobs/runner';
@@ -129,9 +130,10 @@ export class Engine extends EngineParts implements EngineApi {
     let gate: Gate;
     let connection: (() => void) | undefined;
     try {
-      if (request.body.length > this.limits.requestBodyBytes) {
-        throw new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${this.limits.requestBodyBytes} bytes`);
-      }
+      const { body } = request;
+      if (isRequestBody(body)) {
+        if (body.declaredBytes !== undefined && body.declaredBytes > this.limits.streamedRequestBodyBytes) throw streamedBodyTooLarge(this.limits.streamedRequestBodyBytes, body.declaredBytes);
+      } else if (body.length > this.limits.requestBodyBytes) throw wholeBodyTooLarge(this.limits.requestBodyBytes, body.length);
       if (stats.inflight >= this.limits.maxInFlightPerFunction) {
         throw new ServiceError('ERR_OVERLOADED', `function ${manifest.name} already has ${stats.inflight} calls in flight (limit ${this.limits.maxInFlightPerFunction})`);
       }
@@ -200,6 +202,9 @@ export class Engine extends EngineParts implements EngineApi {
     /** When the call began waiting for a cold start (0: it found a warm instance). */
     let waitingSince = 0;
     const done = (outcome: CallOutcome) => {
+      // A body over its limit makes the call's answer the 413, whatever the function made of the failed read (unless its answer streams already).
+      const refusal = isRequestBody(request.body) ? request.body.refusal : undefined;
+      if (refusal && !(outcome.ok && isBodyStream(outcome.response.body))) outcome = { ok: false, error: refusal };
       if (outcome.ok && outcome.response.webSocket && !request.upgrade) {
         outcome.response.webSocket.abandon('the request was not a WebSocket upgrade');
         outcome = { ok: false, error: new ServiceError('ERR_BAD_RESPONSE', 'the function answered with a WebSocket to a request that is not a WebSocket upgrade (ws://…, Upgrade: websocket)') };
@@ -238,17 +243,32 @@ export class Engine extends EngineParts implements EngineApi {
       started = performance.now();
       instance.call(input, done);
     };
-    let acquired: Instance | Promise<Instance>;
-    try {
-      acquired = this.instanceFor(manifest, stats, requestId);
-    } catch (err) {
-      done({ ok: false, error: clientError(err, requestId) });
+    const acquire = () => {
+      let acquired: Instance | Promise<Instance>;
+      try {
+        acquired = this.instanceFor(manifest, stats, requestId);
+      } catch (err) {
+        done({ ok: false, error: clientError(err, requestId) });
+        return;
+      }
+      if (acquired instanceof Promise) {
+        waitingSince = performance.now();
+        acquired.then(start, (err: unknown) => done({ ok: false, error: clientError(err, requestId) }));
+      } else start(acquired);
+    };
+    const body = input.body;
+    if (isRequestBody(body) && this.runtimes.get(manifest.runtime)?.readsBodyStreams !== true) {
+      // Python takes its body whole: read before an instance is asked for (the upload is not the handler's time).
+      body.whole(this.limits.requestBodyBytes).then(
+        (whole) => {
+          input.body = whole;
+          acquire();
+        },
+        (err: unknown) => done({ ok: false, error: clientError(err, requestId) }),
+      );
       return;
     }
-    if (acquired instanceof Promise) {
-      waitingSince = performance.now();
-      acquired.then(start, (err: unknown) => done({ ok: false, error: clientError(err, requestId) }));
-    } else start(acquired);
+    acquire();
   }
 
   private instanceFor(manifest: FunctionManifest, stats: FunctionStats, requestId: string): Instance | Promise<Instance> {

@@ -4,8 +4,13 @@ import { WEBSOCKET_LIMITS, type WebSocketLimits } from './capabilities/websocket
 
 /** Server-wide limits (SPEC §6). Server flags override them; `timeout`/`memory` also per function. */
 export interface Limits {
-  /** Largest request body, bytes. */
+  /**
+   * Largest request body read whole, bytes: a body the server buffers before the call, and what
+   * request.json()/text()/arrayBuffer(), a seed handler's body and Python's req.body take.
+   */
   requestBodyBytes: number;
+  /** Largest request body a node8 function reads as a stream (`request.body`, a server app's `req`), bytes. */
+  streamedRequestBodyBytes: number;
   /** Largest response body, bytes. */
   responseBodyBytes: number;
   /** Default handler wall-clock timeout, ms. */
@@ -92,6 +97,7 @@ const MiB = 1024 * 1024;
 
 export const DEFAULT_LIMITS: Limits = {
   requestBodyBytes: 6 * MiB,
+  streamedRequestBodyBytes: 100 * MiB,
   responseBodyBytes: 6 * MiB,
   timeoutMs: 10_000,
   maxTimeoutMs: 300_000,

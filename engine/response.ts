@@ -12,8 +12,21 @@ const RESERVED = new Set(['content-length', 'transfer-encoding', 'connection', '
 const SERVER_PREFIX = 'x-service-';
 
 /**
+ * How an answer keeps the values of a `Set-Cookie` sent several times: joined by a newline, which
+ * no header value holds, and sent as a line each (http/answer.ts). Other repeated headers are
+ * joined with `, `, which HTTP makes the same as several lines; cookies hold commas.
+ */
+export const HEADER_LINES = '\n';
+
+/** Whether a header name is `Set-Cookie`, whatever its case. */
+export function isSetCookie(name: string): boolean {
+  return name.length === 10 && name.toLowerCase() === 'set-cookie';
+}
+
+/**
  * Validates the headers of an explicit response (untrusted: they come from user code) and drops
  * the ones the server manages. Names must be HTTP tokens and values must not contain CR, LF or NUL.
+ * A value may be an array of such values: a header sent several times (see HEADER_LINES).
  */
 export function checkResponseHeaders(headers: unknown): Record<string, string> {
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
@@ -22,11 +35,14 @@ export function checkResponseHeaders(headers: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
     if (!TOKEN.test(name)) throw new ServiceError('ERR_BAD_RESPONSE', `response header name ${JSON.stringify(name)} is not a valid HTTP header name`);
-    if (typeof value !== 'string') throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} must be a string, got ${value === null ? 'null' : typeof value}`);
-    if (!FIELD_VALUE.test(value)) throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} contains characters not allowed in a header value`);
+    const values = Array.isArray(value) ? (value as unknown[]) : [value];
+    for (const one of values) {
+      if (typeof one !== 'string') throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} must be a string or an array of strings, got ${one === null ? 'null' : typeof one}`);
+      if (!FIELD_VALUE.test(one)) throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} contains characters not allowed in a header value`);
+    }
     const lower = name.toLowerCase();
-    if (RESERVED.has(lower) || lower.startsWith(SERVER_PREFIX)) continue;
-    out[name] = value;
+    if (RESERVED.has(lower) || lower.startsWith(SERVER_PREFIX) || values.length === 0) continue;
+    out[name] = values.length === 1 ? (values[0] as string) : values.join(lower === 'set-cookie' ? HEADER_LINES : ', ');
   }
   return out;
 }

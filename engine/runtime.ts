@@ -1,5 +1,6 @@
 import type { EgressBodies } from './capabilities/fetch/bodies';
 import type { BodyStream } from './body-stream';
+import type { RequestBody } from './request-body';
 import type { FetchRequest } from './capabilities/fetch/ops';
 import type { InvokeAnswer, InvokeRequest } from './capabilities/invoke/ops';
 import type { SocketService } from './capabilities/sockets/egress';
@@ -20,7 +21,8 @@ export interface CallInput {
   rawQuery: string;
   /** Lower-case names; repeated headers joined with `, `. */
   headers: Record<string, string>;
-  body: Buffer;
+  /** The whole body, or one still arriving (only for an instance that `readsBodyStreams`). */
+  body: Buffer | RequestBody;
   /** Set for a run of a schedule (never for a call over HTTP): what the handler is told of its tick. */
   scheduled?: ScheduledEvent;
 }
@@ -80,6 +82,8 @@ export interface InstanceServices {
 }
 
 export interface Runtime {
+  /** Its instances' calls may be given a request body still arriving (node8); otherwise the engine reads each body whole first. */
+  readonly readsBodyStreams?: boolean;
   /** Loads a version into a fresh instance. Throws ERR_FUNCTION_FAILED when its code cannot load. */
   createInstance(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<Instance>;
   /** Deploy-time check of unpacked code; throws ERR_INVALID_FUNCTION naming file and line. Answers what it found out. */

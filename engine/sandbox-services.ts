@@ -8,6 +8,7 @@ import { responseHeaders } from './error-answer';
 import type { Limits } from './limits';
 import type { LogStore } from './logs';
 import type { FunctionManifest } from './manifest';
+import { HEADER_LINES } from './response';
 import type { InstanceServices } from './runtime';
 
 /** What the sandbox services are made of: the engine's parts a function reaches from inside. */
@@ -61,7 +62,8 @@ export class SandboxServices {
           body: Buffer.from(call.body, 'utf8'),
         });
         const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(responseHeaders(res))) headers[name.toLowerCase()] = value;
+        // A Set-Cookie sent several times reads as fetch's Headers.get gives it: its values joined with `, `.
+        for (const [name, value] of Object.entries(responseHeaders(res))) headers[name.toLowerCase()] = value.includes(HEADER_LINES) ? value.split(HEADER_LINES).join(', ') : value;
         const body = typeof res.body === 'string' ? res.body : Buffer.from(res.body).toString('utf8');
         return { statusCode: res.status, headers, body };
       },

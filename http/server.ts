@@ -4,8 +4,10 @@ import type { CallApi, EngineApi } from '../engine/api';
 import { errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
+import { streamedBodyTooLarge, wholeBodyTooLarge } from '../engine/request-body';
+import { UwsRequestBody } from './request-body';
 import { writeAnswerHeaders } from './answer';
-import { readBody, readCallHeaders } from './body';
+import { hasBody, readBody, readCallHeaders } from './body';
 import { addConsolePortRoutes, addConsoleRedirect, addFunctionPortRoot, hostNameOf } from './console-app';
 import { addAsyncRoute } from './async';
 import { addHealthRoute } from './health';
@@ -70,6 +72,14 @@ const DRAIN_LINGER_MS = 1000;
 const IDLE_MS = 100;
 
 const NO_BODY = Buffer.alloc(0);
+
+/**
+ * Bodies of at most this many bytes, by their Content-Length, are read before the call starts and
+ * go into the isolate with it, in one entry (the fast path of small bodies). Larger ones and chunked
+ * ones start the call at once and stream: the function reads them as they arrive (request.body), or
+ * whole once they are in (request.json()), one copy either way.
+ */
+const READ_FIRST_BYTES = 64 * 1024;
 
 /**
  * Starts the HTTP server: `/v2/run/…` invocations, the management API, `/metrics` and `/healthz`
@@ -217,20 +227,44 @@ function safeDecode(segment: string): string {
 function handleRun(engine: CallApi, res: HttpResponse, req: HttpRequest, counter: ActiveCounter, connections: Connections): void {
   const call = readCall(req);
   const state: ResponseState = { aborted: false, connections };
+  let streamed: UwsRequestBody | undefined;
   res.onAborted(() => {
     state.aborted = true;
+    streamed?.aborted();
     state.onAbort?.();
   });
   const head = call.method === 'HEAD';
-  const limit = engine.limits.requestBodyBytes;
+  const { requestBodyBytes, streamedRequestBodyBytes } = engine.limits;
   counter.begin();
   const end = () => counter.end();
-  const tooLarge = () => {
-    const response = errorResponse(new ServiceError('ERR_PAYLOAD_TOO_LARGE', `the request body is over the limit of ${limit} bytes`), newRequestId(), 0);
+  const refuse = (error: ServiceError) => {
+    const response = errorResponse(error, newRequestId(), 0);
     send(res, state, { ...response, headers: { ...response.headers, connection: 'close' } }, head, end);
   };
-  readBody(res, call.headers, limit, (body) => {
+  const declared = call.headers['content-length'];
+  const size = declared === undefined ? undefined : Number(declared);
+  if (hasBody(call.headers) && (size === undefined || size > READ_FIRST_BYTES)) {
+    if (size !== undefined && size > streamedRequestBodyBytes) {
+      refuse(streamedBodyTooLarge(streamedRequestBodyBytes, size));
+      return;
+    }
+    const body = (streamed = new UwsRequestBody(res, size, streamedRequestBodyBytes));
+    call.body = body;
+    engine.dispatch(call, (response) => {
+      if (!body.complete) {
+        // Answered while the body is still coming: the rest is not read, so the connection cannot carry another request.
+        response = { ...response, headers: { ...response.headers, connection: 'close' } };
+        if (!isBodyStream(response.body)) body.cancel();
+      }
+      send(res, state, response, head, () => {
+        body.answered();
+        end();
+      });
+    });
+    return;
+  }
+  readBody(res, call.headers, requestBodyBytes, (body) => {
     call.body = body;
     engine.dispatch(call, (response) => send(res, state, response, head, end));
-  }, tooLarge);
+  }, () => refuse(wholeBodyTooLarge(requestBodyBytes, size)));
 }

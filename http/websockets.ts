@@ -1,3 +1,4 @@
+import { writeHeaderLines } from './answer';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from '@trufflesuite/uws-js-unofficial';
 import type { FunctionSocket, SocketPeer } from '../engine/capabilities/websockets/host';
 import type { CallApi } from '../engine/api';
@@ -106,7 +107,7 @@ function upgrade(engine: CallApi, counter: ActiveCounter, connections: Connectio
       const connection: Connection = { socket, closed: false };
       res.cork(() => {
         res.writeStatus('101 Switching Protocols');
-        for (const name in response.headers) if (!OWN_HEADERS.test(name)) res.writeHeader(name, response.headers[name]!);
+        for (const name in response.headers) if (!OWN_HEADERS.test(name)) writeHeaderLines(res, name, response.headers[name]!);
         res.writeHeader('X-Service-Request-ID', response.requestId);
         if (response.version !== undefined) res.writeHeader('X-Service-Version', String(response.version));
         res.upgrade(connection, key, protocolOf(response.headers), extensions, context);

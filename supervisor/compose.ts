@@ -87,6 +87,7 @@ export function defaultRuntimes(cacheDir: string): RuntimeRegistration[] {
           defaultTimeoutMs: limits.timeoutMs,
           defaultMemoryMb: limits.memoryMb,
           responseBodyBytes: limits.responseBodyBytes,
+          requestBodyBytes: limits.requestBodyBytes,
           cacheDir: path.join(cacheDir, 'node8'),
           onInstanceDeath,
           onInstanceSized,

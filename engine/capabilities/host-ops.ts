@@ -13,6 +13,7 @@ import { OpError } from './errors';
 import { cancelEgressBody, fetchForNode8, fetchForPython, readEgressBody } from './fetch/host';
 import { readFunctionFile, type FunctionFiles } from './fs/host';
 import { invokeFunction } from './invoke/host';
+import { cancelRequestBody, readRequestBody, readWholeRequestBody, type RequestBodies } from './request-body/host';
 import { runNativeOffThread } from './native';
 import { NODE8_OPS, PYTHON_OPS } from './ops';
 import type { Check, Infer } from './schema';
@@ -34,6 +35,8 @@ export interface OpScope {
   files: FunctionFiles | undefined;
   /** Response bodies of the instance's fetches still arriving (node8 reads them chunk by chunk). */
   egressBodies?: EgressBodies;
+  /** Request bodies its calls are still reading from their clients (node8). */
+  requestBodies?: RequestBodies;
   /** The handler's timeout, which Python's operations may not outlast (node8's are bounded by the instance). */
   timeoutMs?: number;
   /** The instance's TCP sockets (node8). */
@@ -48,6 +51,9 @@ const NODE8_HOSTS: Handlers<typeof NODE8_OPS> = {
   fetch: fetchForNode8,
   fetchRead: readEgressBody,
   fetchCancel: cancelEgressBody,
+  bodyRead: readRequestBody,
+  bodyWhole: readWholeRequestBody,
+  bodyCancel: cancelRequestBody,
   invoke: invokeFunction,
   subtle: runSubtle,
   tcpConnect: connectSocket,

@@ -9,6 +9,7 @@ import { CRYPTO_CALLS, HASHLIB_OPS } from './crypto/ops';
 import { FETCH_BODY_OPS, FETCH_OPS } from './fetch/ops';
 import { FILE_OPS, FS_CALLS } from './fs/ops';
 import { INVOKE_OPS } from './invoke/ops';
+import { REQUEST_BODY_OPS } from './request-body/ops';
 import { object, string, type Infer } from './schema';
 import { SOCKET_OPS } from './sockets/ops';
 import { SUBTLE_OPS } from './subtle/ops';
@@ -26,11 +27,12 @@ export type NativePayload<K extends NativeCall> = Infer<(typeof NATIVE_CALLS)[K]
 
 /**
  * node8's asynchronous operations, started with `startOp` and answered once through
- * `fire(Fire.op, id, ok, payload, body?)`: an HTTP request through the egress, `sdk.invoke`, a
- * WebCrypto operation, a TCP socket's connect, read, write or close, and a native call run off
- * the host's thread (its own payload checked as the call's), for callback and promise APIs.
+ * `fire(Fire.op, id, ok, payload, body?)`: an HTTP request through the egress, a read of the call's
+ * request body, `sdk.invoke`, a WebCrypto operation, a TCP socket's connect, read, write or close,
+ * and a native call run off the host's thread (its own payload checked as the call's), for
+ * callback and promise APIs.
  */
-export const NODE8_OPS = { ...FETCH_OPS, ...FETCH_BODY_OPS, ...INVOKE_OPS, ...SUBTLE_OPS, ...SOCKET_OPS, native: object({ call: string(), args: string() }) };
+export const NODE8_OPS = { ...FETCH_OPS, ...FETCH_BODY_OPS, ...REQUEST_BODY_OPS, ...INVOKE_OPS, ...SUBTLE_OPS, ...SOCKET_OPS, native: object({ call: string(), args: string() }) };
 export type OpKind = keyof typeof NODE8_OPS;
 
 /**

@@ -16,6 +16,7 @@ import { fs } from './fs/manifest';
 import { httpServer } from './http-server/manifest';
 import { invoke } from './invoke/manifest';
 import { node } from './node/manifest';
+import { requestBody } from './request-body/manifest';
 import { sockets } from './sockets/manifest';
 import { streams } from './streams/manifest';
 import { subtle } from './subtle/manifest';
@@ -47,6 +48,7 @@ export const CAPABILITIES = [
   sockets,
   websockets,
   httpServer,
+  requestBody,
   tzdata,
 ] as const satisfies readonly Capability[];
 

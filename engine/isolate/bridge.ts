@@ -8,6 +8,7 @@ import { ENTRY_GLOBAL, HOST_GLOBAL } from '../sandbox/protocol';
 import type { InstanceServices } from '../runtime';
 import type { EgressBodies } from '../capabilities/fetch/bodies';
 import type { InstanceConnections } from '../capabilities/sockets/connections';
+import type { RequestBodies } from '../capabilities/request-body/host';
 import type { HostMemory } from './host-memory';
 
 /** What a bridge's callbacks reach: the instance the isolate became (none while it is blank). */
@@ -19,6 +20,8 @@ export interface BridgeTarget {
   readonly egressBodies: EgressBodies;
   /** Its TCP sockets (see capabilities/sockets/connections.ts). */
   readonly connections: InstanceConnections;
+  /** Request bodies its calls are still reading (see capabilities/request-body). */
+  readonly requestBodies: RequestBodies;
   readModule(path: string): string | undefined;
   setTimer(op: TimerOpKind, id: number, ms: number): void;
   /** Starts an operation (unless too many are in flight) and answers the sandbox when it settles. */

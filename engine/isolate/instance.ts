@@ -8,6 +8,8 @@ import { serverLog } from '../server-log';
 import type { CallInput, CallOutcome, FunctionResponse, Instance, InstanceServices, InstanceState } from '../runtime';
 import { hostErrorText } from '../capabilities/errors';
 import { EgressBodies } from '../capabilities/fetch/bodies';
+import { RequestBodies } from '../capabilities/request-body/host';
+import { isRequestBody } from '../request-body';
 import type { OpAnswer } from '../capabilities/host-ops';
 import { InstanceConnections } from '../capabilities/sockets/connections';
 import { SOCKET_LIMITS, type SocketLimits } from '../capabilities/sockets/limits';
@@ -30,6 +32,11 @@ const HANDED_CALLS = 1024;
 export interface IsolateInstanceOptions {
   timeoutMs: number;
   responseBodyBytes: number;
+  /**
+   * The sandbox reads a request body still arriving (node8: the body's id in place of its bytes),
+   * whole up to `requestBodyBytes`. Without it, the engine hands every call its body whole.
+   */
+  readsBodyStreams?: { requestBodyBytes: number };
   services: InstanceServices;
   /** Reads one of the version's files for `require` (relative path, already checked to exist). */
   readModule?(path: string): string | undefined;
@@ -81,7 +88,8 @@ const MAX_WINDOWS = 1024;
 
 interface QueuedCall {
   meta: string;
-  raw: string | ArrayBuffer | undefined;
+  /** The body: text, bytes, none, or the id of a body still arriving (in `requestBodies`). */
+  raw: string | ArrayBuffer | number | undefined;
   done: (outcome: CallOutcome) => void;
   /** Text bytes of the meta and body. */
   bytes: number;
@@ -92,6 +100,8 @@ interface RunningCall {
   batch: Batch;
   /** Its meta (whose head holds its request id: see requestIdOfMeta). */
   meta: string;
+  /** The id of its request body still arriving, forgotten when the call ends. */
+  bodyId: number | undefined;
   /** Answered with a body that still streams: the call runs until its stream ends. */
   streaming?: boolean;
 }
@@ -165,6 +175,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   readonly egressBodies = new EgressBodies();
   /** Its TCP sockets, each closed when the call that opened it is over. */
   readonly connections: InstanceConnections;
+  readonly requestBodies: RequestBodies;
   /** The response bodies its calls stream. */
   private readonly streams: InstanceStreams;
   /** Its WebSockets: while it holds any, it stays awake, and a retired instance lives on until they close. */
@@ -182,6 +193,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.services = options.services;
     this.sizeMb = 1;
     this.hostMemory = new HostMemory(blank.memoryMb * 1024 * 1024);
+    this.requestBodies = new RequestBodies(options.readsBodyStreams?.requestBodyBytes ?? 0);
     this.streams = new InstanceStreams({ fire: (args) => this.fire(args), hostMemory: this.hostMemory, ended: (callId, error) => this.streamEnded(callId, error) });
     this.sockets = new InstanceSockets({
       limits: options.webSockets ?? WEBSOCKET_LIMITS,
@@ -301,9 +313,18 @@ export class IsolateInstance implements Instance, BridgeTarget {
     return this.options.readModule?.(path);
   }
 
+  get readsBodyStreams(): boolean {
+    return this.options.readsBodyStreams !== undefined;
+  }
+
   call(input: CallInput, done: (outcome: CallOutcome) => void): void {
     if (this.state === 'dead') {
       done({ ok: false, error: this.deathError() });
+      return;
+    }
+    if (isRequestBody(input.body) && !this.readsBodyStreams) {
+      // The engine reads such a body whole for this instance first (Engine.run).
+      done({ ok: false, error: new ServiceError('ERR_INTERNAL', 'this instance reads no request body still arriving') });
       return;
     }
     this.inflight++;
@@ -314,8 +335,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
     }
     const meta = callMeta(input.requestId, input.method, input.path, input.rawQuery, input.headers, input.scheduled);
     const body = input.body;
-    const raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
-    const bytes = meta.length + (raw === undefined ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);
+    let raw: QueuedCall['raw'];
+    if (isRequestBody(body)) raw = this.requestBodies.add(body);
+    else raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
+    const bytes = meta.length + (raw === undefined || typeof raw === 'number' ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);
     this.queue.push({ meta, raw, done, bytes });
     this.queuedBytes += bytes;
     this.scheduleFlush();
@@ -382,7 +405,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   /** Sends calls into the isolate in one entry; they share one timeout timer. */
   private enter(queued: QueuedCall[]): void {
     const batch: Batch = { ids: [], left: queued.length, timer: undefined, running: true };
-    for (const c of queued) batch.ids.push(this.running.add({ done: c.done, batch, meta: c.meta }));
+    for (const c of queued) batch.ids.push(this.running.add({ done: c.done, batch, meta: c.meta, bodyId: typeof c.raw === 'number' ? c.raw : undefined }));
     const loading = this.loading;
     const armTimer = () => {
       if (batch.left > 0 || batch.running) batch.timer = setTimeout(() => this.onBatchTimeout(batch), this.options.timeoutMs);
@@ -392,7 +415,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     const metas = queued.length === 1 ? queued[0]!.meta : queued.map((c) => c.meta).join(META_SEPARATOR);
     // Bodies go as arguments of their own: strings are copied as they are, bytes as one copy each
     // (a structured clone of an array of bodies would serialise every string again).
-    const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : textArgument(c.raw)));
+    const bodies = queued.map((c) => (c.raw instanceof ArrayBuffer ? new ivm.ExternalCopy(c.raw).copyInto({ release: true }) : typeof c.raw === 'number' ? c.raw : textArgument(c.raw)));
     const entry = this.callRef.apply(undefined, [textArgument(metas), batch.ids.join(','), ...bodies], { result: { copy: true } });
     const over = () => {
       batch.running = false;
@@ -433,6 +456,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     const call = this.running.take(id);
     if (!call) return;
     if (--call.batch.left === 0 && !call.batch.running) clearTimeout(call.batch.timer);
+    if (call.bodyId !== undefined) this.requestBodies.forget(call.bodyId);
     this.settle(call.done, outcome());
     if (this.connections.size > 0) this.ownerOver(requestIdOfMeta(call.meta));
   }
@@ -546,6 +570,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     const call = this.running.take(id);
     if (!call) return;
     if (--call.batch.left === 0 && !call.batch.running) clearTimeout(call.batch.timer);
+    if (call.bodyId !== undefined) this.requestBodies.forget(call.bodyId);
     this.inflight--;
     if (this.connections.size > 0) this.ownerOver(requestIdOfMeta(call.meta));
     this.disposeIfDone();
@@ -588,6 +613,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     this.queue = [];
     this.queuedBytes = 0;
     for (const c of queued) this.settle(c.done, { ok: false, error });
+    this.requestBodies.forgetAll();
     this.fires = [];
     // A plain Error, so a load that dies is reported like any load failure (loadError).
     for (const reject of [...this.deathWatchers]) reject(new Error(error.message));

@@ -11,7 +11,8 @@ import { AsyncRunner, type RunOutcome } from './runner';
 import { Scheduler } from './scheduler';
 
 /** A call to accept for later (`POST /v2/async/…`), as `/v2/run` would take it. */
-export type AsyncRequest = Pick<InvokeRequest, 'accountId' | 'functionName' | 'apiKey' | 'method' | 'path' | 'rawQuery' | 'headers' | 'body'>;
+/** An asynchronous invocation's request: its body whole (it is kept until it runs). */
+export type AsyncRequest = Pick<InvokeRequest, 'accountId' | 'functionName' | 'apiKey' | 'method' | 'path' | 'rawQuery' | 'headers'> & { body: Buffer };
 
 /** What runs a call the server starts itself (the engine's dispatchQueued). */
 export type RunQueued = (request: AsyncRequest & { requestId: string }, trigger: { label: string; scheduled?: { cron: string; scheduledTime: number } }) => Promise<RunOutcome>;

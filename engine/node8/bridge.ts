@@ -39,6 +39,7 @@ export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, b
           files: bridge.files ?? NO_FILES,
           egressBodies: target.egressBodies,
           connections: target.connections,
+          requestBodies: target.requestBodies,
           requestId: typeof requestId === 'string' ? requestId.slice(0, 64) : '',
         };
         target.runOp(Number(id), () => runNode8Op(kind, payload, bytes, scope));

@@ -16,6 +16,8 @@ export interface Node8RuntimeOptions {
   defaultTimeoutMs: number;
   defaultMemoryMb: number;
   responseBodyBytes: number;
+  /** The largest request body a call may read whole; a call whose body is still arriving reads it as it comes. */
+  requestBodyBytes: number;
   /** Folder for V8 code caches (machine-local, produced here, never taken from users). */
   cacheDir: string;
   /** Told when an instance dies on its own (memory limit, timeout) so the warm cache drops it; `catastrophic` after a fatal out-of-memory. */
@@ -37,6 +39,8 @@ const SYNC_COMPILE_MAX_CHARS = 64 * 1024;
 const REFILL_DELAY_MS = 5;
 
 export class Node8Runtime implements Runtime {
+  /** The sandbox reads a body still arriving (engine/capabilities/request-body). */
+  readonly readsBodyStreams = true;
   private readonly sandbox: { source: string; cache?: ivm.ExternalCopy<ArrayBuffer> };
   /** One blank isolate of the default size, made ahead so a cold start skips creating it. */
   private spare: Node8BlankIsolate | undefined;
@@ -108,6 +112,7 @@ export class Node8Runtime implements Runtime {
     const instance = new IsolateInstance(blank, {
       timeoutMs,
       responseBodyBytes: this.options.responseBodyBytes,
+      readsBodyStreams: { requestBodyBytes: this.options.requestBodyBytes },
       services: { ...services, log: (requestId, level, text) => services.log(requestId, level, mapStack(text)) },
       readModule: (rel) => moduleSource(codeDir, files, rel),
       mapStack,

@@ -77,6 +77,11 @@ export function fromHost<T>(value: T | [T]): T {
  * Objects for the rest: bodies of bytes, and errors.
  */
 export const JSON_TAG = 'J';
+/**
+ * An answer's headers: a header sent several times (Set-Cookie) has its values in an array, each
+ * sent as a line of its own (joined by commas, `Set-Cookie` values would break: they hold commas).
+ */
+export type ResultHeaders = Record<string, string | string[]>;
 export const EXPLICIT_TAG = 'R';
 export type CallResult = string | BytesResult | ErrorResult | StreamResult | SocketResult;
 /**
@@ -86,7 +91,7 @@ export type CallResult = string | BytesResult | ErrorResult | StreamResult | Soc
 export interface SocketResult {
   t: 'w';
   /** Headers. */
-  h: Record<string, string>;
+  h: ResultHeaders;
   /** The sandbox's key of the pair. */
   k: number;
 }
@@ -99,7 +104,7 @@ export interface StreamResult {
   /** Status. */
   s: number;
   /** Headers. */
-  h: Record<string, string>;
+  h: ResultHeaders;
   /** The sandbox's key of the stream. */
   k: number;
 }
@@ -108,7 +113,7 @@ export interface BytesResult {
   /** Status. */
   s: number;
   /** Headers. */
-  h: Record<string, string>;
+  h: ResultHeaders;
   /** Body: bytes, or the text of a body the function made from a string. */
   b: ArrayBuffer | string;
 }
@@ -174,10 +179,17 @@ export interface HostBridge extends ConsoleCallbacks, TimersCallbacks, SubtleCal
   nativeOffThread(): { applySyncPromise(receiver: undefined, args: [NativeCall, string, ArrayBuffer | undefined], options: { arguments: { copy: true } }): HostReply };
 }
 
+/** A call's body as it enters: text (long text wrapped, see LONG_TEXT), bytes, none, or the id of a body still arriving. */
+export type RawBody = string | [string] | ArrayBuffer | number | undefined;
+
 /** The entry points a runtime leaves on ENTRY_GLOBAL. */
 export interface SandboxEntryPoints {
-  /** A batch of calls: metas joined by META_SEPARATOR, their ids joined by commas, one body argument per call. */
-  call(metas: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[];
+  /**
+   * A batch of calls: metas joined by META_SEPARATOR, their ids joined by commas, one body argument
+   * per call: its text, its bytes, none, or the id of a body still arriving, which the sandbox reads
+   * with the request-body operations (engine/capabilities/request-body).
+   */
+  call(metas: string | [string], ids: string, ...bodies: RawBody[]): (CallResult | 0)[];
   /**
    * A host event: a timer ran out, an operation finished (ok, payload, body), a stream is pulled or
    * cancelled (op, reason), or a WebSocket has a message (event, data) or closed (event, code, reason).

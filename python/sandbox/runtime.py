@@ -244,8 +244,9 @@ def _encode(value):
         if not isinstance(headers, dict):
             return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse headers must be a dict of names to string values', None)
         for name, header in headers.items():
-            if not isinstance(header, str):
-                return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse header %s must be a string, got %s' % (json.dumps(str(name)), type(header).__name__), None)
+            # A list of strings: the header sent once per value (Set-Cookie), each on a line of its own.
+            if not isinstance(header, str) and not (isinstance(header, (list, tuple)) and all(isinstance(v, str) for v in header)):
+                return ('e', 'ERR_BAD_RESPONSE', 'HTTPResponse header %s must be a string or a list of strings, got %s' % (json.dumps(str(name)), type(header).__name__), None)
         body = value.body
         if isinstance(body, str):
             return 'R%d\n%s\n%s' % (status, json.dumps(headers), body)

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type ServerResponse as NodeResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -174,6 +175,22 @@ for (const [name] of FRAMEWORKS) {
     let rest = '';
     for (let next = await reader.read(); !next.done; next = await reader.read()) rest += new TextDecoder().decode(next.value);
     t.equal(rest, 'two\n');
+  });
+}
+
+for (const name of ['express4', 'express5']) {
+  t.test(`${name}: req.pipe(res) streams a 10 MB upload back as it comes, past the 6 MiB of a body read whole`, async (t) => {
+    const bytes = randomBytes(10 * 1024 * 1024);
+    const res = await undiciRequest(`${s.url}/v2/run/${s.accountId}/${name}/pipe`, { method: 'POST', body: bytes, headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/octet-stream' } });
+    t.equal(res.statusCode, 200);
+    const hash = createHash('sha256');
+    let size = 0;
+    for await (const chunk of res.body) {
+      hash.update(chunk as Buffer);
+      size += (chunk as Buffer).length;
+    }
+    t.equal(size, bytes.length, 'every byte came back');
+    t.equal(hash.digest('hex'), createHash('sha256').update(bytes).digest('hex'), 'in order');
   });
 }
 

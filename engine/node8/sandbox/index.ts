@@ -28,6 +28,7 @@ import {
   type MetaHead,
   type NativeCall,
   type OpKind,
+  type RawBody,
   type SandboxConfig,
   type SandboxEntryPoints,
 } from '../../sandbox/protocol';
@@ -269,7 +270,7 @@ function init(configJson: string, bundle: Bundle): unknown {
   return style;
 }
 
-function parseBody(raw: string | ArrayBuffer | undefined): unknown {
+function parseBody(raw: string | ArrayBuffer | number | undefined): unknown {
   if (raw === undefined || raw === '') return {};
   if (typeof raw !== 'string') return undefined;
   try {
@@ -283,7 +284,7 @@ function parseBody(raw: string | ArrayBuffer | undefined): unknown {
  * One invocation. `raw` is the body as text when it is valid UTF-8, as bytes otherwise. Returns the
  * result at once when the handler returns a plain value, a promise of it otherwise.
  */
-function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult | Promise<CallResult> {
+function call(meta: string, raw: string | ArrayBuffer | number | undefined): CallResult | Promise<CallResult> {
   if (!entry && ready) return promiseThen(ready, () => call(meta, raw), encodeError);
   // The headers' JSON is parsed on first read (see `callMeta` in the protocol).
   const tab = meta.indexOf(HEADERS_SEPARATOR);
@@ -296,6 +297,10 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult |
     const { serveFetch, serveScheduled } = library<{ serveFetch: typeof ServeFetch; serveScheduled: typeof ServeScheduled }>('web/fetch');
     if (head[4]) return promiseThen(serveScheduled(target.target, head[4], env), undefined, encodeError);
     return promiseThen(serveFetch(target.target, head, JSON.parse(meta.slice(tab + 1)) as Record<string, string>, raw, env), undefined, encodeError);
+  }
+  if (typeof raw === 'number') {
+    // A seed handler takes its body parsed: read whole first (one copy, as text when it is UTF-8).
+    return promiseThen(op('bodyWhole', `{"id":${raw}}`), (answer: OpAnswer) => call(meta, answer.body ?? (answer.payload === '' ? undefined : answer.payload)), encodeError);
   }
   let value: unknown;
   try {
@@ -323,7 +328,7 @@ function call(meta: string, raw: string | ArrayBuffer | undefined): CallResult |
  * Results of plain values come back in the array; a call whose handler returned a promise leaves 0
  * there and its result comes later through `host.deliver`.
  */
-function callMany(metasArgument: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[] {
+function callMany(metasArgument: string | [string], ids: string, ...bodies: RawBody[]): (CallResult | 0)[] {
   const metas = fromHost(metasArgument);
   // One call (the common case when a function is not busy): no lists to split.
   if (!metas.includes(META_SEPARATOR)) return [settleLater(call(metas, fromHost(bodies[0])), ids)];

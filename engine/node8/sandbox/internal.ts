@@ -19,8 +19,8 @@ export interface OpAnswer {
   body: ArrayBuffer | undefined;
 }
 
-/** How a listening Node HTTP server takes one call: its head, its headers' JSON and its body. */
-export type ServeCall = (head: MetaHead, headers: string, raw: string | ArrayBuffer | undefined) => Promise<CallResult>;
+/** How a listening Node HTTP server takes one call: its head, its headers' JSON and its body (or the id of one still arriving). */
+export type ServeCall = (head: MetaHead, headers: string, raw: string | ArrayBuffer | number | undefined) => Promise<CallResult>;
 
 export interface Internal {
   /** Appends a line to the function's logs, as the request running now. */

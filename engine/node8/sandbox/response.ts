@@ -1,6 +1,6 @@
 import type { ChunkSource } from '../../capabilities/streams/guest/response-streams';
 import { toArrayBuffer, toBytes } from '../../sandbox/guest/text';
-import { EXPLICIT_TAG, ISLET_FRAME, JSON_TAG, type CallResult } from '../../sandbox/protocol';
+import { EXPLICIT_TAG, ISLET_FRAME, JSON_TAG, type CallResult, type ResultHeaders } from '../../sandbox/protocol';
 
 /** Registers a streamed body's reader with the runtime (set by the runtime when it starts). */
 let openStream: (source: ChunkSource) => number = () => {
@@ -57,15 +57,17 @@ export function encodeError(err: unknown): CallResult {
   return { t: 'e', c: 'ERR_FUNCTION_FAILED', m: `the handler threw a non-Error value: ${message}` };
 }
 
-function explicitHeaders(headers: unknown): Record<string, string> {
+/** An explicit answer's headers: a value is a string, or an array of them for a header sent several times (Set-Cookie). */
+function explicitHeaders(headers: unknown): ResultHeaders {
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
     throw new BadResponse('HTTPResponse headers must be an object of header names to string values');
   }
-  const out: Record<string, string> = {};
+  const out: ResultHeaders = {};
   for (const name of Object.keys(headers)) {
     const value = (headers as Record<string, unknown>)[name];
-    if (typeof value !== 'string') throw new BadResponse(`HTTPResponse header ${JSON.stringify(name)} must be a string, got ${value === null ? 'null' : typeof value}`);
-    out[name] = value;
+    const strings = Array.isArray(value) && value.every((v) => typeof v === 'string');
+    if (typeof value !== 'string' && !strings) throw new BadResponse(`HTTPResponse header ${JSON.stringify(name)} must be a string or an array of strings, got ${value === null ? 'null' : typeof value}`);
+    out[name] = strings ? [...(value as string[])] : (value as string);
   }
   return out;
 }

@@ -2,7 +2,7 @@
 // FormData, URLSearchParams or ReadableStream), Blob, File, FormData, and `fetch` itself, which
 // sends the request through the host's guarded egress (../egress.ts) and answers a Response
 // whose body is a stream.
-import type { CallResult, MetaHead } from '../../../sandbox/protocol';
+import type { CallResult, MetaHead, ResultHeaders } from '../../../sandbox/protocol';
 import type { HostError } from '../../errors';
 import type { FetchAnswer, FetchRequest } from '../ops';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
@@ -130,8 +130,16 @@ export class Headers {
 
 // Bodies -----------------------------------------------------------------------------------------
 
+/**
+ * A call's request body still arriving on the host (engine/capabilities/request-body), by its id:
+ * read as it comes through `body`, or whole (json(), text()…) in one copy once it is in.
+ */
+class HostBody {
+  constructor(readonly id: number) {}
+}
+
 /** A string body is kept as text: read as text or JSON (a request's, usually) it is never encoded. */
-type BodySource = Uint8Array | string | Stream | null;
+type BodySource = Uint8Array | string | Stream | HostBody | null;
 
 interface BodyState {
   source: BodySource;
@@ -159,6 +167,7 @@ function extractBody(init: unknown): { source: BodySource; type: string | null }
   const URLSearchParams = g.URLSearchParams as new () => object;
   if (init instanceof URLSearchParams) return { source: utf8Encoder.encode(String(init)), type: 'application/x-www-form-urlencoded;charset=UTF-8' };
   if (isStream(init)) return { source: init, type: null };
+  if (init instanceof HostBody) return { source: init, type: null };
   return { source: utf8Encoder.encode(String(init)), type: 'text/plain;charset=UTF-8' };
 }
 
@@ -196,7 +205,7 @@ abstract class Body {
   get body(): Stream | null {
     const state = bodies.get(this)!;
     if (state.source === null) return null;
-    state.stream ??= isStream(state.source) ? state.source : streamOf(typeof state.source === 'string' ? utf8Encoder.encode(state.source) : state.source);
+    state.stream ??= isStream(state.source) ? state.source : state.source instanceof HostBody ? hostStream(state.source.id, 'bodyRead', 'bodyCancel') : streamOf(typeof state.source === 'string' ? utf8Encoder.encode(state.source) : state.source);
     return state.stream;
   }
 
@@ -220,6 +229,7 @@ abstract class Body {
     if (state.source === null) return new Uint8Array(0);
     if (isStream(state.source)) return readAll(state.source);
     if (state.stream) return readAll(state.stream);
+    if (state.source instanceof HostBody) return readWholeHostBody(state.source.id);
     return state.source;
   }
 
@@ -268,11 +278,13 @@ function initBody(owner: object, headers: Headers, init: unknown): void {
 function cloneBody(from: object, to: object): void {
   const state = bodies.get(from)!;
   if (state.used) throw new TypeError('Body has already been used');
-  if (state.source === null || !isStream(state.source) && state.stream === null) {
-    bodies.set(to, { source: state.source, stream: null, used: false });
+  const source = state.source;
+  if (source === null || (!isStream(source) && !(source instanceof HostBody) && state.stream === null)) {
+    bodies.set(to, { source, stream: null, used: false });
     return;
   }
-  const [a, b] = (state.stream ?? (state.source as Stream)).tee();
+  // A body still arriving is read once, through a stream both copies share.
+  const [a, b] = (state.stream ?? (source instanceof HostBody ? hostStream(source.id, 'bodyRead', 'bodyCancel') : (source as Stream))).tee();
   state.source = a;
   state.stream = a;
   bodies.set(to, { source: b, stream: null, used: false });
@@ -443,35 +455,44 @@ export async function fetch(input: unknown, init?: Record<string, unknown>): Pro
   });
   const meta = JSON.parse(answer.payload) as FetchAnswer;
   const nullBody = request.method === 'HEAD' || [101, 204, 205, 304].includes(meta.status);
-  const responseBody = nullBody ? null : meta.stream !== undefined ? egressStream(meta.stream) : streamOf(new Uint8Array(answer.body ?? new ArrayBuffer(0)));
+  const responseBody = nullBody ? null : meta.stream !== undefined ? hostStream(meta.stream, 'fetchRead', 'fetchCancel') : streamOf(new Uint8Array(answer.body ?? new ArrayBuffer(0)));
   const response = new Response(responseBody, { status: meta.status < 200 ? 200 : meta.status, statusText: meta.statusText, headers: meta.headers, url: meta.url, redirected: meta.redirected, type: 'basic' });
   if (meta.status < 200) Object.defineProperty(response, 'status', { value: meta.status });
   return response;
 }
 
 /**
- * A response body still arriving on the host, pulled a chunk at a time as it is read (so a relayed
- * `new Response(up.body, up)` moves at the pace of the slower end); cancelling it closes the
- * upstream connection.
+ * A body still arriving on the host, pulled a chunk at a time as it is read: a fetch's response
+ * body (so a relayed `new Response(up.body, up)` moves at the pace of the slower end; cancelling it
+ * closes the upstream connection), or the call's request body (the client's upload waits while the
+ * function does not read).
  */
-function egressStream(id: number): Stream {
+function hostStream(id: number, read: 'fetchRead' | 'bodyRead', cancel: 'fetchCancel' | 'bodyCancel'): Stream {
   const Stream = ReadableStream();
   const ask = JSON.stringify({ id });
   return new Stream(
     {
       async pull(controller: { enqueue(b: Uint8Array): void; close(): void }) {
-        const answer = await internal.op('fetchRead', ask, undefined).catch((err: HostError) => {
+        const answer = await internal.op(read, ask, undefined).catch((err: HostError) => {
           throw new TypeError(err.message);
         });
         if (answer.payload === '{"done":true}') controller.close();
         else if (answer.body !== undefined && answer.body.byteLength > 0) controller.enqueue(new Uint8Array(answer.body));
       },
       cancel() {
-        void internal.op('fetchCancel', ask, undefined).catch(() => undefined);
+        void internal.op(cancel, ask, undefined).catch(() => undefined);
       },
     },
     { highWaterMark: 0 },
   );
+}
+
+/** A request body still arriving, whole once it is in: its text when it is UTF-8 (decoded on the host), otherwise its bytes. */
+async function readWholeHostBody(id: number): Promise<Uint8Array | string> {
+  const answer = await internal.op('bodyWhole', JSON.stringify({ id }), undefined).catch((err: HostError) => {
+    throw new TypeError(err.message);
+  });
+  return answer.body === undefined ? answer.payload : new Uint8Array(answer.body);
 }
 
 /** A `data:` URL's response (the Fetch Standard's data: URL processor): its bytes and its type. */
@@ -526,21 +547,25 @@ let lastToken = 0;
  * name, so an app's routes are written as if it served the whole host. `ctx.waitUntil`'s promises
  * run on after the response; their failures are reported in the logs.
  */
-export async function serveFetch(target: { fetch(request: unknown, env: unknown, ctx: unknown): unknown }, head: MetaHead, headers: Record<string, string>, raw: string | ArrayBuffer | undefined, env: unknown): Promise<CallResult> {
+export async function serveFetch(target: { fetch(request: unknown, env: unknown, ctx: unknown): unknown }, head: MetaHead, headers: Record<string, string>, raw: string | ArrayBuffer | number | undefined, env: unknown): Promise<CallResult> {
   const [, method, path, rawQuery] = head;
   const url = `http://${headers.host ?? 'localhost'}${path}${rawQuery ? `?${rawQuery}` : ''}`;
   const hasBody = method !== 'GET' && method !== 'HEAD' && raw !== undefined;
   // Aborted when the client goes away before a streamed answer ends.
   const controller = new (g.AbortController as new () => { signal: unknown; abort(reason?: unknown): void })();
-  const request = new Request(url, { method, headers, signal: controller.signal, ...(hasBody ? { body: raw } : {}) });
+  const request = new Request(url, { method, headers, signal: controller.signal, ...(hasBody ? { body: typeof raw === 'number' ? new HostBody(raw) : raw } : {}) });
   const ctx = executionContext();
   const response = await target.fetch(request, env, ctx);
   if (!(response instanceof Response)) {
     return { t: 'e', c: 'ERR_BAD_RESPONSE', m: `the fetch handler must return a Response, got ${response === null ? 'null' : typeof response}` };
   }
-  const out: Record<string, string> = {};
+  const out: ResultHeaders = {};
   response.headers.forEach((value, name) => {
-    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+    // Set-Cookie's values come one by one (getSetCookie) and go as a line each; the rest come combined.
+    const prior = out[name];
+    if (prior === undefined) out[name] = value;
+    else if (name === 'set-cookie') out[name] = typeof prior === 'string' ? [prior, value] : [...prior, value];
+    else out[name] = `${prior as string}, ${value}`;
   });
   if (response.webSocket !== null) {
     // The connection is the host's to upgrade; the pair's server end stays here (engine/capabilities/websockets).

@@ -6,7 +6,7 @@
 // object, so every method is on the prototype and reads only `this`.
 import type { ChunkSource } from '../../streams/guest/response-streams';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
-import type { CallResult } from '../../../sandbox/protocol';
+import type { CallResult, ResultHeaders } from '../../../sandbox/protocol';
 import { checkHeader, chunkOf, headersSentError, nodeError, type Chunk, type HeaderValue } from './outgoing';
 import type { CallSocket, Incoming } from './request';
 
@@ -118,14 +118,15 @@ class Answer implements ChunkSource {
     this.settle({ t: 's', s: status, h: headers, k: internal.openStream(this) });
   }
 
-  private head(): { status: number; headers: Record<string, string> } {
+  private head(): { status: number; headers: ResultHeaders } {
     const res = this.res;
     if (!res.headersSent) res._implicitHeader();
-    const headers: Record<string, string> = {};
+    const headers: ResultHeaders = {};
     const stored = res[HEADERS];
     for (const key in stored) {
       const [name, value] = stored[key]!;
-      headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+      // An array goes as a line per value for Set-Cookie (cookies hold commas), joined for the rest.
+      headers[name] = Array.isArray(value) ? (key === 'set-cookie' ? value.map(String) : value.join(', ')) : String(value);
     }
     return { status: res[STATUS] ?? res.statusCode, headers };
   }

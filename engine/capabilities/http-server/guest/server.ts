@@ -133,7 +133,7 @@ export class Server extends EventEmitter {
  * its error, or cuts its stream if it was streaming: in Node it would crash the process, and in an
  * isolate a rejection nobody handles fails every call of the entry it happened in.
  */
-function serve(server: Server, head: MetaHead, headersJson: string, raw: string | ArrayBuffer | undefined): Promise<CallResult> {
+function serve(server: Server, head: MetaHead, headersJson: string, raw: string | ArrayBuffer | number | undefined): Promise<CallResult> {
   return new Promise<CallResult>((resolve, reject) => {
     if (!server.listening) {
       reject(new Error("the function's HTTP server was closed (server.close() was called): it answers no more calls"));

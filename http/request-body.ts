@@ -1,0 +1,187 @@
+import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import { ServiceError } from '../engine/errors';
+import { streamedBodyTooLarge, wholeBodyTooLarge, type RequestBody } from '../engine/request-body';
+
+/**
+ * Bytes held for a reader before the socket is paused: past this the server stops reading, the
+ * kernel's buffers fill and the client's sends wait until the function reads on.
+ */
+const HIGH_WATER = 1024 * 1024;
+
+interface Waiting {
+  resolve(chunk: Uint8Array | Buffer | undefined): void;
+  reject(err: ServiceError): void;
+  /** A reader of the whole body (its limit); otherwise of the next bytes (at most this many). */
+  whole: number | undefined;
+  maxBytes: number;
+}
+
+/**
+ * A request body read from uWS as it arrives (see RequestBody). uWS hands each chunk once and
+ * reuses its memory, so each is copied; while more than HIGH_WATER bytes wait for the reader the
+ * socket is paused (res.pause), and resumed once the reader has taken them. Past `streamLimit`
+ * bytes (or a whole read's limit) the body is refused and reading stops.
+ */
+export class UwsRequestBody implements RequestBody {
+  readonly kind = 'request-body';
+  refusal: ServiceError | undefined;
+  private readonly chunks: Buffer[] = [];
+  private queued = 0;
+  private received = 0;
+  private ended = false;
+  private failure: ServiceError | undefined;
+  private paused = false;
+  /** Set once the response is gone (answered, or aborted): `res` may not be touched any more. */
+  private released = false;
+  private cancelled = false;
+  private waiting: Waiting | undefined;
+  /** The limit of a whole read once one was asked for (it holds the bytes until the end). */
+  private wholeLimit = Number.POSITIVE_INFINITY;
+
+  constructor(
+    private readonly res: HttpResponse,
+    readonly declaredBytes: number | undefined,
+    private readonly streamLimit: number,
+  ) {
+    res.onData((chunk, isLast) => this.data(chunk, isLast));
+  }
+
+  get complete(): boolean {
+    return this.ended && this.failure === undefined;
+  }
+
+  next(maxBytes: number): Promise<Uint8Array | undefined> {
+    if (this.waiting) return Promise.reject(new ServiceError('ERR_BAD_REQUEST', 'the request body is already being read'));
+    return new Promise<Uint8Array | Buffer | undefined>((resolve, reject) => {
+      this.waiting = { resolve, reject, whole: undefined, maxBytes: Math.max(1, maxBytes) };
+      this.serve();
+    });
+  }
+
+  whole(limit: number): Promise<Buffer> {
+    if (this.waiting) return Promise.reject(new ServiceError('ERR_BAD_REQUEST', 'the request body is already being read'));
+    this.wholeLimit = limit;
+    if (this.declaredBytes !== undefined && this.declaredBytes > limit) this.refuse(wholeBodyTooLarge(limit, this.declaredBytes));
+    else if (this.received > limit) this.refuse(wholeBodyTooLarge(limit));
+    return new Promise<Uint8Array | Buffer | undefined>((resolve, reject) => {
+      this.waiting = { resolve, reject, whole: limit, maxBytes: 0 };
+      // A whole read holds every byte until the end (within its limit): the socket reads on.
+      this.resume();
+      this.serve();
+    }) as Promise<Buffer>;
+  }
+
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.chunks.length = 0;
+    this.queued = 0;
+    if (!this.ended) this.pause();
+    this.fail(new ServiceError('ERR_CLIENT_GONE', 'the call ended before its request body was read'));
+  }
+
+  /** The client went away (uWS's onAborted): a reader's read fails; `res` is gone. */
+  aborted(): void {
+    this.released = true;
+    if (!this.ended) this.fail(new ServiceError('ERR_CLIENT_GONE', 'the client went away before the whole request body arrived'));
+  }
+
+  /** The response was ended: `res` may not be touched from now on. */
+  answered(): void {
+    this.released = true;
+  }
+
+  private data(chunk: ArrayBuffer, isLast: boolean): void {
+    if (this.cancelled || this.failure) return;
+    this.received += chunk.byteLength;
+    if (this.received > this.streamLimit) {
+      this.refuse(streamedBodyTooLarge(this.streamLimit));
+      return;
+    }
+    if (this.received > this.wholeLimit) {
+      this.refuse(wholeBodyTooLarge(this.wholeLimit));
+      return;
+    }
+    if (chunk.byteLength > 0) {
+      // uWS reuses the chunk's memory after this callback returns: copied.
+      this.chunks.push(Buffer.from(new Uint8Array(chunk)));
+      this.queued += chunk.byteLength;
+    }
+    if (isLast) this.ended = true;
+    else if (this.queued >= HIGH_WATER && this.waiting?.whole === undefined) this.pause();
+    this.serve();
+  }
+
+  /** Answers the waiting reader if it can be answered now. */
+  private serve(): void {
+    const waiting = this.waiting;
+    if (!waiting) return;
+    if (this.failure) {
+      this.waiting = undefined;
+      waiting.reject(this.failure);
+      return;
+    }
+    if (waiting.whole !== undefined) {
+      if (!this.ended) return;
+      this.waiting = undefined;
+      const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.queued);
+      this.chunks.length = 0;
+      this.queued = 0;
+      waiting.resolve(all);
+      return;
+    }
+    if (this.queued === 0) {
+      if (this.ended) {
+        this.waiting = undefined;
+        waiting.resolve(undefined);
+      }
+      return;
+    }
+    this.waiting = undefined;
+    waiting.resolve(this.take(waiting.maxBytes));
+    if (this.queued < HIGH_WATER / 2) this.resume();
+  }
+
+  /** Up to `maxBytes` of the waiting bytes, in one piece. */
+  private take(maxBytes: number): Buffer {
+    const first = this.chunks[0]!;
+    if (first.byteLength >= maxBytes || this.chunks.length === 1) {
+      const piece = first.byteLength > maxBytes ? first.subarray(0, maxBytes) : first;
+      if (piece === first) this.chunks.shift();
+      else this.chunks[0] = first.subarray(maxBytes);
+      this.queued -= piece.byteLength;
+      return piece;
+    }
+    let count = 0;
+    let size = 0;
+    while (count < this.chunks.length && size + this.chunks[count]!.byteLength <= maxBytes) size += this.chunks[count++]!.byteLength;
+    const pieces = this.chunks.splice(0, count);
+    this.queued -= size;
+    return Buffer.concat(pieces, size);
+  }
+
+  private refuse(error: ServiceError): void {
+    this.refusal ??= error;
+    this.chunks.length = 0;
+    this.queued = 0;
+    this.pause();
+    this.fail(error);
+  }
+
+  private fail(error: ServiceError): void {
+    this.failure ??= error;
+    this.serve();
+  }
+
+  private pause(): void {
+    if (this.paused || this.released) return;
+    this.paused = true;
+    this.res.pause();
+  }
+
+  private resume(): void {
+    if (!this.paused || this.released || this.cancelled || this.failure) return;
+    this.paused = false;
+    this.res.resume();
+  }
+}

@@ -1,0 +1,196 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import t from 'tap';
+import { functionFolder } from '../helpers/functions';
+import { eventually } from '../helpers/supervised';
+import { startTestServer, type TestServer } from '../helpers/server';
+
+// Request bodies as streams (issue 25, item 2): a body larger than 64 KiB, or chunked, starts its
+// call at once and is read as it arrives (request.body, a server app's req) with backpressure, or
+// whole once it is in (json(), text(), a seed handler's body, Python's req.body), each within the
+// operator's limit of its kind.
+const MiB = 1024 * 1024;
+let s: TestServer;
+/** A server with small limits: 1 MiB read whole, 4 MiB read as a stream. */
+let small: TestServer;
+
+const ECHO = `export default { fetch: (request) => new Response(request.body, { headers: { 'content-type': 'application/octet-stream' } }) };`;
+const FIRST_CHUNK = `export default {
+  async fetch(request) {
+    const { value } = await request.body.getReader().read();
+    return new Response('first chunk read: ' + (value.byteLength > 0));
+  },
+};`;
+const COUNTER = `export default {
+  async fetch(request) {
+    let bytes = 0;
+    const reader = request.body.getReader();
+    try {
+      for (let next = await reader.read(); !next.done; next = await reader.read()) bytes += next.value.byteLength;
+    } catch (err) {
+      console.log('the read failed: ' + err.message);
+      return new Response('failed after ' + bytes);
+    }
+    return new Response('read ' + bytes);
+  },
+};`;
+const JSON_FETCH = `export default { async fetch(request) { const v = await request.json(); return Response.json({ items: v.items.length }); } };`;
+const JSON_SEED = `exports.handler = (body) => ({ items: body.items.length });`;
+const JSON_PYTHON = `import json\ndef handler(body, req):\n    return {'items': len(body['items']), 'bytes': len(req.body)}\n`;
+
+t.before(async () => {
+  s = await startTestServer();
+  small = await startTestServer({ limits: { requestBodyBytes: MiB, streamedRequestBodyBytes: 4 * MiB } });
+  await s.deploy('echo', functionFolder(ECHO), 'default', { memoryMb: 128, timeoutMs: 60_000 });
+  await s.deploy('first', functionFolder(FIRST_CHUNK), 'default', { timeoutMs: 60_000 });
+  await s.deploy('counter', functionFolder(COUNTER), 'default', { timeoutMs: 60_000 });
+  await s.deploy('counter_short', functionFolder(COUNTER), 'default', { timeoutMs: 1500 });
+  for (const server of [s, small]) {
+    await server.deploy('json_fetch', functionFolder(JSON_FETCH), 'default');
+    await server.deploy('json_seed', functionFolder(JSON_SEED), 'handler');
+    await server.deploy('counter', functionFolder(COUNTER), 'default', { timeoutMs: 60_000 });
+  }
+  await small.deployPython('json_python', functionFolder('', { 'function.py': JSON_PYTHON }), 'handler');
+});
+t.teardown(async () => {
+  await s?.stop();
+  await small?.stop();
+});
+
+/** A POST whose body the test writes itself (chunked without `length`), on a connection of its own. */
+function post(server: TestServer, name: string, length?: number): ClientRequest {
+  const headers: Record<string, string> = { 'X-Service-Api-Key': server.apiKey, 'Content-Type': 'application/octet-stream' };
+  if (length !== undefined) headers['Content-Length'] = String(length);
+  const req = httpRequest(`${server.url}/v2/run/${server.accountId}/${name}`, { method: 'POST', headers, agent: false });
+  req.on('error', () => undefined);
+  return req;
+}
+
+function responseOf(req: ClientRequest): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    req.once('response', resolve);
+    req.once('error', reject);
+  });
+}
+
+async function textOf(res: IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of res) text += String(chunk);
+  return text;
+}
+
+/** Writes `bytes` in 256 KiB pieces, waiting for 'drain' when write() says so. */
+async function writeAll(req: ClientRequest, bytes: Buffer): Promise<void> {
+  for (let at = 0; at < bytes.length; at += 256 * 1024) {
+    if (!req.write(bytes.subarray(at, at + 256 * 1024))) await new Promise((resolve) => req.once('drain', resolve));
+  }
+}
+
+/** Resolves with the value, or rejects when it has not come within `ms` (a failure, not a timing). */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms).unref())]);
+}
+
+async function errorOf(res: Response): Promise<Record<string, unknown>> {
+  return (await res.json()) as Record<string, unknown>;
+}
+
+const inflight = (server: TestServer, name: string) => server.engine.functionStats.of(server.engine.describe(server.accountId, name)!).inflight;
+
+t.test('request.body is read as it arrives: the function answers while the client still holds the rest', async (t) => {
+  const req = post(s, 'first');
+  req.write(randomBytes(100 * 1024));
+  // The upload is held open: a server that waits for the whole body before the call never answers.
+  const res = await within(responseOf(req), 20_000, 'the answer to a body still arriving');
+  t.equal(res.statusCode, 200);
+  t.equal(res.headers.connection, 'close', 'answered before its body ended: the connection carries no other request');
+  t.equal(await textOf(res), 'first chunk read: true');
+  req.destroy();
+});
+
+t.test('a 20 MB upload streamed through a function of 128 MB and echoed back as it comes', async (t) => {
+  const bytes = randomBytes(20 * MiB);
+  const req = post(s, 'echo', bytes.length);
+  const answered = responseOf(req).then(async (res) => {
+    // A refusal comes while the upload is blocked: stop sending.
+    if (res.statusCode !== 200) req.destroy();
+    const hash = createHash('sha256');
+    let size = 0;
+    for await (const chunk of res) {
+      hash.update(chunk as Buffer);
+      size += (chunk as Buffer).length;
+    }
+    return { status: res.statusCode, size, digest: hash.digest('hex') };
+  });
+  void writeAll(req, bytes).then(() => req.end());
+  const got = await within(answered, 120_000, 'the echo');
+  t.equal(got.status, 200);
+  t.equal(got.size, bytes.length, 'every byte came back');
+  t.equal(got.digest, createHash('sha256').update(bytes).digest('hex'), 'in order');
+  t.ok(await eventually(() => inflight(s, 'echo') === 0, 10_000), 'the call is over');
+});
+
+t.test('a client that goes away mid-body: the read fails, the call ends, nothing is left behind', async (t) => {
+  const req = post(s, 'counter', 10 * MiB);
+  req.write(randomBytes(MiB));
+  t.ok(await eventually(() => inflight(s, 'counter') === 1, 20_000), 'the call started with the body still arriving');
+  req.destroy();
+  const logged = await eventually(async () => (await s.engine.readLogs(s.accountId, 'counter', {})).some((e) => e.message === 'the read failed: the client went away before the whole request body arrived'), 20_000);
+  t.ok(logged, "the function's read failed, saying why");
+  t.ok(await eventually(() => inflight(s, 'counter') === 0 && s.server.active === 0, 10_000), 'no call and no request is left in flight');
+  const next = await s.call('counter', { body: 'after' });
+  t.equal(await next.text(), 'read 5', 'the instance serves on');
+});
+
+t.test('a client that stops sending and stays: the call ends at its timeout', async (t) => {
+  const req = post(s, 'counter_short', 10 * MiB);
+  req.write(randomBytes(MiB));
+  const res = await within(responseOf(req), 30_000, 'the timeout answer');
+  t.equal(res.statusCode, 504);
+  t.equal(res.headers.connection, 'close');
+  t.match(await textOf(res), /ERR_TIMEOUT/);
+  req.destroy();
+  t.ok(await eventually(() => inflight(s, 'counter_short') === 0, 10_000), 'the call is over');
+});
+
+t.test('a body read whole takes one copy: request.json() and a seed handler of a 3 MB body', async (t) => {
+  const items = Array.from({ length: 40_000 }, (_, i) => ({ id: i, name: `item ${i}` }));
+  const body = JSON.stringify({ items });
+  t.ok(body.length > 64 * 1024, 'a body that streams');
+  for (const name of ['json_fetch', 'json_seed']) {
+    const res = await s.call(name, { body, headers: { 'content-type': 'application/json' } });
+    t.same(await res.json(), { items: items.length }, name);
+  }
+});
+
+t.test('413 past the limit of a body read whole, naming the limit, in each style', async (t) => {
+  const body = JSON.stringify({ items: [], pad: 'x'.repeat(2 * MiB) });
+  for (const name of ['json_fetch', 'json_seed', 'json_python']) {
+    const res = await small.call(name, { body, headers: { 'content-type': 'application/json' } });
+    t.equal(res.status, 413, name);
+    const error = await errorOf(res);
+    t.equal(error.errorCode, 'ERR_PAYLOAD_TOO_LARGE', name);
+    t.equal(error.limit, '--max-body-mb', `${name}: the error names the limit`);
+    t.match(error.message, /over the limit of 1048576 bytes for a body read whole/, name);
+  }
+  const under = JSON.stringify({ items: [1, 2, 3], pad: 'x'.repeat(200 * 1024) });
+  const py = await small.call('json_python', { body: under, headers: { 'content-type': 'application/json' } });
+  t.same(await py.json(), { items: 3, bytes: under.length }, 'Python gets a body under the limit whole');
+});
+
+t.test('413 past the streamed limit: declared at once, or as the chunks pass it', async (t) => {
+  const declared = await small.call('counter', { body: randomBytes(5 * MiB) });
+  t.equal(declared.status, 413);
+  t.equal((await errorOf(declared)).limit, '--max-stream-body-mb');
+  const req = post(small, 'counter');
+  const answered = responseOf(req);
+  // Chunked: no length to refuse at once; the body passes 4 MiB as it comes.
+  await writeAll(req, randomBytes(5 * MiB)).catch(() => undefined);
+  req.end();
+  const res = await within(answered, 30_000, 'the refusal');
+  t.equal(res.statusCode, 413, "the function's answer after its failed read is the 413");
+  const error = JSON.parse(await textOf(res)) as Record<string, unknown>;
+  t.equal(error.limit, '--max-stream-body-mb');
+  t.ok(await eventually(async () => (await small.engine.readLogs(small.accountId, 'counter', {})).some((e) => /the read failed: the request body is over the limit of 4194304 bytes/.test(e.message)), 10_000), "the function's read failed, saying why");
+  req.destroy();
+});
