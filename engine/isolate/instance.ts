@@ -18,7 +18,7 @@ import { MAX_STREAMS } from '../capabilities/streams/ops';
 import { MAX_TIMERS, TimerOp, type TimerOpKind } from '../capabilities/timers/ops';
 import { InstanceSockets } from '../capabilities/websockets/host';
 import { WEBSOCKET_LIMITS, type WebSocketLimits } from '../capabilities/websockets/limits';
-import { callMeta, EXPLICIT_TAG, Fire, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, META_SEPARATOR, requestIdOfMeta } from '../sandbox/protocol';
+import { callMeta, EXPLICIT_TAG, Fire, ISLET_FRAME, JSON_TAG, LONG_TEXT, MAX_PENDING_OPS, META_SEPARATOR, requestIdOfMeta, RESEND_RESULTS } from '../sandbox/protocol';
 import { SlotMap, SlotMirror } from '../slot-map';
 import type { BlankIsolate, BridgeTarget } from './bridge';
 import { HostMemory } from './host-memory';
@@ -425,17 +425,60 @@ export class IsolateInstance implements Instance, BridgeTarget {
     entry.then(over, over);
     // A failed load answers the batch first (its calls found no handler).
     (loading ? loading.then(() => entry) : entry).then(
-      (results) => {
-        const list = Array.isArray(results) ? (results as unknown[]) : [];
-        for (let i = 0; i < batch.ids.length; i++) {
-          const result = list[i];
-          if (result !== 0) this.answer(batch.ids[i]!, result as RawResult);
-        }
-      },
+      (results) => this.answerBatch(batch, results),
       (err: unknown) => {
+        if (this.isRejection(err)) {
+          this.uncaught(err, queued.length === 1 ? requestIdOfMeta(queued[0]!.meta) : '-');
+          this.resendResults(batch);
+          return;
+        }
         const error = this.failure(err);
         for (const id of batch.ids) this.finish(id, () => ({ ok: false, error }));
       },
+    );
+  }
+
+  /** An entry's results: a call's answer, or 0 for a call whose answer comes later (`deliver`). */
+  private answerBatch(batch: Batch, results: unknown): void {
+    const list = Array.isArray(results) ? (results as unknown[]) : [];
+    for (let i = 0; i < batch.ids.length; i++) {
+      const result = list[i];
+      if (result !== undefined && result !== 0) this.answer(batch.ids[i]!, result as RawResult);
+    }
+  }
+
+  /**
+   * Whether an entry failed because a promise was rejected with no handler by its end, which
+   * isolated-vm throws in place of the entry's answer: the sandbox catches everything else its
+   * entries run but the timeout and the memory limit.
+   */
+  private isRejection(err: unknown): boolean {
+    if (this.state === 'dead' || this.isolate.isDisposed) return false;
+    const message = err instanceof Error ? err.message : String(err);
+    return !/Script execution timed out|disposed/i.test(message);
+  }
+
+  /**
+   * A promise rejected with no handler (an Express 4 route's async rejection, a floating promise):
+   * as Node logs it (with --unhandled-rejections=warn) and a Worker does, in the function's logs;
+   * no call fails for it. The calls go on: their handlers may still answer, or their timeout does.
+   */
+  private uncaught(err: unknown, requestId: string): void {
+    let text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
+    text = (this.options.mapStack?.(text) ?? text).split('\n').filter((line) => !ISLET_FRAME.test(line) && !line.includes('isolated-vm boundary')).join('\n');
+    this.options.services.log(requestId, 'error', `Uncaught (in promise) ${text}`);
+  }
+
+  /** Asks the sandbox again for the results of a batch whose entry threw a rejection in place of them. */
+  private resendResults(batch: Batch): void {
+    if (this.state === 'dead') return;
+    this.entries++;
+    this.callRef.apply(undefined, [RESEND_RESULTS, batch.ids.join(',')], { result: { copy: true }, timeout: this.options.timeoutMs }).then(
+      (results) => {
+        this.entered();
+        this.answerBatch(batch, results);
+      },
+      () => this.entered(),
     );
   }
 
@@ -787,6 +830,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
       this.hostMemory.release(held);
       this.entered();
       entered?.();
+      if (this.isRejection(err)) {
+        this.uncaught(err, '-');
+        return;
+      }
       const error = this.failure(err);
       if (error.code === 'ERR_TIMEOUT') this.die('timeout');
     });

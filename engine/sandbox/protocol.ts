@@ -142,6 +142,12 @@ export interface ScheduledEvent {
   scheduledTime: number;
 }
 export type MetaHead = [requestId: string, method: string, path: string, rawQuery: string, scheduled?: ScheduledEvent];
+/**
+ * The metas argument that asks the sandbox again for the results of batch `ids` (kept until the
+ * next batch): isolated-vm throws a promise rejected with no handler by an entry's end in place of
+ * its answer, and the calls that answered at once would otherwise be lost.
+ */
+export const RESEND_RESULTS = '';
 /** Separates the metas of a batch's calls. */
 export const META_SEPARATOR = '\n';
 /** Separates the head of a meta from its headers' JSON. */

@@ -13,7 +13,7 @@ import { apply, freeze } from '../../engine/sandbox/guest/intrinsics';
 import { makeCrypto } from '../../engine/capabilities/subtle/guest/random';
 import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
 import { makeTimers } from '../../engine/capabilities/timers/guest/timers';
-import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, type CallResult, type FireKind, type HostBridge, type HostReply, type SandboxEntryPoints, type SyncOpKind } from '../../engine/sandbox/protocol';
+import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, RESEND_RESULTS, type CallResult, type FireKind, type HostBridge, type HostReply, type SandboxEntryPoints, type SyncOpKind } from '../../engine/sandbox/protocol';
 import { MessageChannel } from './message-channel';
 import { mountLazyFiles, type LazyFs } from './lazy-files';
 
@@ -277,6 +277,8 @@ function toCallResult(result: unknown): CallResult {
 /** Several calls in one entry (see the node8 sandbox's callMany); an async handler's entry is 0 until it delivers. */
 function callMany(metasArgument: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[] {
   const metas = fromHost(metasArgument);
+  // The host's second ask for a batch's answers (see RESEND_RESULTS): Python's are never lost that way.
+  if (metas === RESEND_RESULTS) return [];
   const callIds = ids.split(',');
   return metas.split(META_SEPARATOR).map((meta, i) => call(meta, fromHost(bodies[i]), Number(callIds[i])));
 }

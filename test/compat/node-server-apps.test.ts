@@ -79,6 +79,7 @@ t.before(async () => {
   await deploy('plain', appFolder('plain.js', []), { timeoutMs: 60_000 });
   await deploy('plain_short', appFolder('plain.js', []), { timeoutMs: 1000 });
   for (const [name, app, packages] of FRAMEWORKS) await deploy(name, appFolder(app, packages), { timeoutMs: 60_000 });
+  await deploy('express4_short', appFolder('express.js', [['express4', 'express']]), { timeoutMs: 2000 });
 });
 
 t.teardown(async () => {
@@ -200,6 +201,18 @@ t.test('an Express route that throws answers the framework 500; the instance goe
   const rejected = await s.call('express5', { path: '/async-throws' });
   t.equal(rejected.status, 500, "Express 5 answers an async route's rejection with its 500");
   t.equal((await s.call('express5', { path: '/users/1' })).status, 200);
+});
+
+t.test('an Express 4 async route that rejects: logged as Node logs it, its call runs to its timeout, nothing else fails', async (t) => {
+  // Express 4 drops the promise a route returns: in Node the rejection is unhandled (logged with
+  // --unhandled-rejections=warn) and the request waits until something ends it.
+  const [rejected, beside] = await Promise.all([s.call('express4_short', { path: '/async-throws' }), s.call('express4_short', { path: '/users/7' })]);
+  t.equal(rejected.status, 504);
+  t.equal(((await rejected.json()) as { errorCode: string }).errorCode, 'ERR_TIMEOUT', 'the call ends at its timeout');
+  t.equal(beside.status, 200, 'a call that came at the same time is answered');
+  const logged = await eventually(async () => (await logLines('express4_short')).some((e) => e.level === 'error' && e.message.startsWith('Uncaught (in promise) Error: the async route broke') && e.message.includes('function.js:')), 10_000);
+  t.ok(logged, "the rejection is in the function's logs with the user's stack");
+  t.equal((await s.call('express4_short', { path: '/users/8' })).status, 200, 'the instance serves on');
 });
 
 t.test("a client that goes away mid-stream closes the app's req and res", async (t) => {

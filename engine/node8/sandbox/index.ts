@@ -29,6 +29,7 @@ import {
   type NativeCall,
   type OpKind,
   type RawBody,
+  RESEND_RESULTS,
   type SandboxConfig,
   type SandboxEntryPoints,
 } from '../../sandbox/protocol';
@@ -330,14 +331,32 @@ function call(meta: string, raw: string | ArrayBuffer | number | undefined): Cal
  */
 function callMany(metasArgument: string | [string], ids: string, ...bodies: RawBody[]): (CallResult | 0)[] {
   const metas = fromHost(metasArgument);
+  if (metas === RESEND_RESULTS) return lastBatch?.ids === ids ? lastBatch.results : [];
+  lastBatch = undefined;
+  let results: (CallResult | 0)[];
   // One call (the common case when a function is not busy): no lists to split.
-  if (!metas.includes(META_SEPARATOR)) return [settleLater(call(metas, fromHost(bodies[0])), ids)];
-  const list = metas.split(META_SEPARATOR);
-  const idList = ids.split(',');
-  const results: (CallResult | 0)[] = [];
-  for (let i = 0; i < list.length; i++) results.push(settleLater(call(list[i]!, fromHost(bodies[i])), idList[i]!));
+  if (!metas.includes(META_SEPARATOR)) results = [settleLater(call(metas, fromHost(bodies[0])), ids)];
+  else {
+    const list = metas.split(META_SEPARATOR);
+    const idList = ids.split(',');
+    results = [];
+    for (let i = 0; i < list.length; i++) results.push(settleLater(call(list[i]!, fromHost(bodies[i])), idList[i]!));
+  }
+  for (let i = 0; i < results.length; i++) {
+    if (results[i] !== 0) {
+      lastBatch = { ids, results };
+      break;
+    }
+  }
   return results;
 }
+
+/**
+ * The last batch's answers, kept until the next batch: when a promise rejected with no handler by
+ * the entry's end, isolated-vm throws it in place of the entry's answer, and the host asks again
+ * (RESEND_RESULTS).
+ */
+let lastBatch: { ids: string; results: (CallResult | 0)[] } | undefined;
 
 /** A call's result for the entry's answer, or 0 when it comes later through `host.deliver`. */
 function settleLater(result: CallResult | Promise<CallResult>, id: string): CallResult | 0 {
