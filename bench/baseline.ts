@@ -8,7 +8,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { loadUws } from '../http/uws';
 import { newRequestId } from '../engine/request-id';
 
-const KEY_DIGEST = createHash('sha256').update(process.env.BENCH_KEY ?? 'key').digest();
+const KEY_DIGEST = createHash('sha256')
+  .update(process.env.BENCH_KEY ?? 'key')
+  .digest();
 
 type Handler = (body: Record<string, unknown>, context: { request: { query: Record<string, string> } }) => unknown;
 const handlers: Record<string, Handler> = {

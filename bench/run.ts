@@ -54,14 +54,16 @@ async function callEach(base: string, paths: string[], rounds: number, headers: 
   let next = 0;
   const total = paths.length * rounds;
   try {
-    await Promise.all(Array.from({ length: 64 }, async () => {
-      while (next < total) {
-        const path = paths[next++ % paths.length]!;
-        const res = await client.request({ method: 'GET', path, headers });
-        await res.body.text();
-        if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode}`);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < total) {
+          const path = paths[next++ % paths.length]!;
+          const res = await client.request({ method: 'GET', path, headers });
+          await res.body.text();
+          if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode}`);
+        }
+      }),
+    );
   } finally {
     await client.close();
   }
@@ -139,7 +141,9 @@ async function main(): Promise<void> {
     pythonColdFunctions: quick ? 3 : 10,
     python: !values['no-python'],
   };
-  console.log(`islet bench: ${quick ? 'quick' : 'full'} run, load tool ${tool}, c=${connections}, ${durationSec} s per figure after ${warmupSec} s warm-up; hello and Python hello: median of ${rounds} round${rounds > 1 ? 's' : ''}`);
+  console.log(
+    `islet bench: ${quick ? 'quick' : 'full'} run, load tool ${tool}, c=${connections}, ${durationSec} s per figure after ${warmupSec} s warm-up; hello and Python hello: median of ${rounds} round${rounds > 1 ? 's' : ''}`,
+  );
   console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`);
   console.log('starting the islet server and deploying the scenario functions...');
   const startIslet = (config: Partial<BenchServerConfig>) => startProcess<Ready>('server.js', { BENCH_CONFIG: JSON.stringify({ ...none, ...config }) }, SERVER_V8_FLAGS);
@@ -238,7 +242,10 @@ async function main(): Promise<void> {
     workersN.stop();
 
     console.log('9. CPU-bound scale-out: about 2 ms of computation per call at c=16, one instance per version, then the default bound');
-    for (const [prefix, maxInstancesPerVersion] of [['crunch_single', 1], ['crunch_scaled', cores]] as const) {
+    for (const [prefix, maxInstancesPerVersion] of [
+      ['crunch_single', 1],
+      ['crunch_scaled', cores],
+    ] as const) {
       const server = await startIslet({ crunch: true, limits: { maxInstancesPerVersion } });
       const ready = server.ready as Required<Ready>;
       const crunch = { paths: [`/v2/run/${ready.accountId}/crunch`], headers: { 'X-Service-Api-Key': ready.apiKey } };
@@ -256,14 +263,32 @@ async function main(): Promise<void> {
     figures.post_ratio = figures.post_rps! / figures.baseline_post_rps!;
 
     console.log(`3. node8 cold start: first call of ${serverConfig.coldFunctions} freshly deployed functions, one every 20 ms`);
-    const cold = await timeCalls(url, accountId, apiKey, Array.from({ length: serverConfig.coldFunctions }, (_, i) => `cold_${i}`), 20);
+    const cold = await timeCalls(
+      url,
+      accountId,
+      apiKey,
+      Array.from({ length: serverConfig.coldFunctions }, (_, i) => `cold_${i}`),
+      20,
+    );
     figures.cold_p50_ms = percentile(cold, 50);
     figures.cold_p99_ms = percentile(cold, 99);
     // The same spaced calls to the baseline's in-process hello: what any call costs here when the
     // server has gone idle between calls (thread wake-ups, the client), with no cold start in it.
-    const floor = await timeCalls(baseline.ready.url, accountId, apiKey, Array.from({ length: serverConfig.coldFunctions }, () => 'hello'), 20);
+    const floor = await timeCalls(
+      baseline.ready.url,
+      accountId,
+      apiKey,
+      Array.from({ length: serverConfig.coldFunctions }, () => 'hello'),
+      20,
+    );
     figures.cold_floor_p50_ms = percentile(floor, 50);
-    const coldBurst = await timeCalls(url, accountId, apiKey, Array.from({ length: 20 }, (_, i) => `burst_${i}`), 0);
+    const coldBurst = await timeCalls(
+      url,
+      accountId,
+      apiKey,
+      Array.from({ length: 20 }, (_, i) => `burst_${i}`),
+      0,
+    );
     figures.cold_back_to_back_p50_ms = percentile(coldBurst, 50);
 
     console.log('6. noisy neighbour: the warm hello while another function spins until its 1 s timeout');
@@ -338,7 +363,12 @@ async function main(): Promise<void> {
     figures.many_rss_after_first_calls_mb = rssMb(islet.child.pid!);
     // Each warm isolate grows with the calls it has taken (young-generation pages), so the RSS
     // target is read after a fixed number of calls per function, whatever the machine's speed.
-    await callEach(url, manyNames.map((name) => `/v2/run/${accountId}/${name}?name=abc`), MANY_CALLS_PER_FUNCTION - 1, headers);
+    await callEach(
+      url,
+      manyNames.map((name) => `/v2/run/${accountId}/${name}?name=abc`),
+      MANY_CALLS_PER_FUNCTION - 1,
+      headers,
+    );
     figures.many_calls_per_function = MANY_CALLS_PER_FUNCTION;
     figures.many_rss_mb = rssMb(islet.child.pid!);
     const operator = { authorization: `Bearer ${metricsToken}` };
@@ -359,11 +389,16 @@ async function main(): Promise<void> {
       // One Python instance waits for each HTTP call it makes (its thread blocks while the host does
       // the request), so this is bounded by one call's latency; fn_fetch is node8's same caller.
       record('py_fetch', await run(url, { paths: [`/v2/run/${accountId}/py_caller_http?name=abc`], headers }));
-      const pyCold = await timeCalls(url, accountId, apiKey, Array.from({ length: serverConfig.pythonColdFunctions }, (_, i) => `py_cold_${i}`), 200);
+      const pyCold = await timeCalls(
+        url,
+        accountId,
+        apiKey,
+        Array.from({ length: serverConfig.pythonColdFunctions }, (_, i) => `py_cold_${i}`),
+        200,
+      );
       figures.py_cold_p50_ms = percentile(pyCold, 50);
       figures.py_cold_p99_ms = percentile(pyCold, 99);
     }
-
   } finally {
     islet.child.kill('SIGKILL');
     baseline.child.kill('SIGKILL');
@@ -418,7 +453,9 @@ async function main(): Promise<void> {
   if (values.compare) {
     const old = JSON.parse(readFileSync(values.compare, 'utf8')) as { figures: Figures; quick?: boolean; load?: { tool?: string } };
     if (old.quick !== quick || old.load?.tool !== tool) {
-      console.log(`\nnote: the compared run was a ${old.quick ? 'quick' : 'full'} run with ${old.load?.tool ?? 'an unknown tool'}; this one is a ${quick ? 'quick' : 'full'} run with ${tool}, so the figures are not like for like`);
+      console.log(
+        `\nnote: the compared run was a ${old.quick ? 'quick' : 'full'} run with ${old.load?.tool ?? 'an unknown tool'}; this one is a ${quick ? 'quick' : 'full'} run with ${tool}, so the figures are not like for like`,
+      );
     }
     compare(old, figures);
   }

@@ -61,10 +61,14 @@ export function startSupervised(workers: number, extraArgs: string[] = []): Prom
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-bench-workers-'));
   // /healthz lists the workers for the operator only (the metrics token).
   const token = 'bench-scale-token';
-  const child = spawn(process.execPath, ['--no-node-snapshot', path.join(ROOT, 'dist', 'supervisor', 'main.js'), '--port', '0', '--data', dataDir, '--workers', String(workers), '--metrics-token', token, ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    detached: true,
-  });
+  const child = spawn(
+    process.execPath,
+    ['--no-node-snapshot', path.join(ROOT, 'dist', 'supervisor', 'main.js'), '--port', '0', '--data', dataDir, '--workers', String(workers), '--metrics-token', token, ...extraArgs],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
+    },
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     child.once('exit', (code) => reject(new Error(`islet serve exited with ${code}`)));

@@ -44,7 +44,13 @@ const SEED = path.resolve(__dirname, '..', '..', 'test', 'fixtures', 'seed-node8
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.BENCH_CONFIG ?? '{}') as BenchServerConfig;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-bench-'));
-  const { engine } = await openEngine({ dataDir, storeUrl: config.storeUrl, cacheDir: config.cacheDir, limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000, ...config.limits }, metrics: config.metrics });
+  const { engine } = await openEngine({
+    dataDir,
+    storeUrl: config.storeUrl,
+    cacheDir: config.cacheDir,
+    limits: { maxInFlightPerFunction: 1024, timeoutMs: 10_000, ...config.limits },
+    metrics: config.metrics,
+  });
   const { accountId, apiKey } = await engine.createAccount();
   const server = await startServer({ engine, host: '127.0.0.1', port: 0, metricsToken: config.metricsToken });
   const node8 = (name: string, entrypoint: string, extra: Record<string, unknown> = {}, dir = BENCH_FUNCTIONS, percent?: number, account = accountId) =>

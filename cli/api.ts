@@ -10,7 +10,10 @@ export interface ApiError {
 
 /** An error answer of the islet server, with its code and details. */
 export class ServerError extends CliError {
-  constructor(readonly status: number, readonly body: ApiError) {
+  constructor(
+    readonly status: number,
+    readonly body: ApiError,
+  ) {
     super(`${body.errorCode}: ${body.message}`);
   }
 }
@@ -47,14 +50,7 @@ function readJson<T>(status: number, text: string): T {
  * Uploads `body` with PUT, writing it in chunks so `onProgress` can report bytes sent
  * (a deploy bundle can be up to 100 MiB).
  */
-export function upload<T>(
-  baseUrl: string,
-  path: string,
-  apiKey: string,
-  contentType: string,
-  body: Buffer,
-  onProgress: (sent: number, total: number) => void,
-): Promise<T> {
+export function upload<T>(baseUrl: string, path: string, apiKey: string, contentType: string, body: Buffer, onProgress: (sent: number, total: number) => void): Promise<T> {
   const url = new URL(`${baseUrl}${path}`);
   const send = url.protocol === 'https:' ? httpsRequest : request;
   return new Promise((resolve, reject) => {

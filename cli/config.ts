@@ -68,7 +68,9 @@ export function loadCredentials(env: NodeJS.ProcessEnv = process.env, notice: (l
   }
   if (oldUsed.length) {
     const own = oldUsed.map((old) => VARIABLES.find((v) => v.old === old)!.name);
-    notice(`islet: using ${list(oldUsed)}, the old name${oldUsed.length > 1 ? 's' : ''} of ${list(own)}${oldUsed.includes('SERVICE_API_KEY') ? ' (SERVICE_API_KEY is also what service.yml hands to functions)' : ''}\n`);
+    notice(
+      `islet: using ${list(oldUsed)}, the old name${oldUsed.length > 1 ? 's' : ''} of ${list(own)}${oldUsed.includes('SERVICE_API_KEY') ? ' (SERVICE_API_KEY is also what service.yml hands to functions)' : ''}\n`,
+    );
   }
   if (ignored.length) notice(`islet: ignoring ${list(ignored)}\n`);
   lastOrigins = origins;

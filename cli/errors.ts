@@ -3,7 +3,11 @@
  * user's code) follows that line when there is one.
  */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1, readonly detail?: string) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+    readonly detail?: string,
+  ) {
     super(message);
     this.name = 'CliError';
   }

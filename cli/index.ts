@@ -37,11 +37,13 @@ function serveArgs(options: Record<string, unknown>): string[] {
 export function buildCli() {
   const cli = cac('islet');
 
-  cli.command('create <runtime> <name>', 'Create a function folder with a starter handler and service.yml (runtime: node8, python2, python3)')
+  cli
+    .command('create <runtime> <name>', 'Create a function folder with a starter handler and service.yml (runtime: node8, python2, python3)')
     .example('islet create node8 hello')
     .action((runtime: string, name: string) => out(create(runtime, name)));
 
-  cli.command('deploy <name>', 'Deploy a function described in service.yml (a new numbered version)')
+  cli
+    .command('deploy <name>', 'Deploy a function described in service.yml (a new numbered version)')
     .option('--dir <dir>', 'Function folder (default: ./<name> if it has a service.yml, else the current folder)')
     .option('--message <text>', 'A note kept with the version (shown by "islet versions")')
     .option('--percent <p>', 'Serve the new version to P% of calls, the previous one to the rest (0-100)')
@@ -58,24 +60,28 @@ export function buildCli() {
           envValues: options.env === undefined ? undefined : [options.env].flat().map(String),
           wholeNodeModules: Boolean(options.wholeNodeModules),
         }),
-      ));
+      ),
+    );
 
-  cli.command('versions <name>', 'List the kept versions of a function and which serve')
+  cli
+    .command('versions <name>', 'List the kept versions of a function and which serve')
     .option('--json', 'Print JSON')
     .action(async (name: string, options: { json?: boolean }) => out(await versions(name, Boolean(options.json))));
 
-  cli.command('rollback <name>', 'Serve an earlier version to every call, at once (default: the one before)')
+  cli
+    .command('rollback <name>', 'Serve an earlier version to every call, at once (default: the one before)')
     .option('--to <version>', 'The version to serve')
     .action(async (name: string, options: { to?: string | number }) => out(await rollback(name, options.to === undefined ? undefined : String(options.to))));
 
-  cli.command('traffic <name> [...shares]', 'Share calls between up to two versions, e.g. "islet traffic hello 4=90 5=10"')
+  cli
+    .command('traffic <name> [...shares]', 'Share calls between up to two versions, e.g. "islet traffic hello 4=90 5=10"')
     .action(async (name: string, shares: string[]) => out(await traffic(name, shares.map(String))));
 
-  cli.command('promote <name>', 'Send every call to the newest version')
-    .action(async (name: string) => out(await promote(name)));
+  cli.command('promote <name>', 'Send every call to the newest version').action(async (name: string) => out(await promote(name)));
 
-  cli.command('keys <action> [name]', 'Manage API keys: "keys create", "keys list", "keys revoke <name>"')
-    .option('--name <name>', 'keys create: the key\'s name (default: its id)')
+  cli
+    .command('keys <action> [name]', 'Manage API keys: "keys create", "keys list", "keys revoke <name>"')
+    .option('--name <name>', "keys create: the key's name (default: its id)")
     .option('--scope <scope>', 'keys create: invoke (call functions only; the default) or admin (everything)')
     .option('--json', 'Print JSON')
     .option('--quiet', 'keys create: print only the key')
@@ -86,12 +92,14 @@ export function buildCli() {
       throw new CliError(`keys ${action}: unknown action (expected create, list or revoke)`);
     });
 
-  cli.command('stats <name>', 'Print a function\'s rate, errors and p50/p99 latency over the last minutes')
+  cli
+    .command('stats <name>', "Print a function's rate, errors and p50/p99 latency over the last minutes")
     .option('--window <window>', 'How far back: 30s to 24h, e.g. 5m, 1h', { default: '5m' })
     .option('--json', 'Print JSON (with a series per time slot)')
     .action(async (name: string, options: { window: string; json?: boolean }) => out(await stats(name, { window: String(options.window), json: options.json })));
 
-  cli.command('invoke <name>', 'Call a function and print its response body (whatever its status; 400 and over also exit 1)')
+  cli
+    .command('invoke <name>', 'Call a function and print its response body (whatever its status; 400 and over also exit 1)')
     .option('--data <json>', 'JSON request body, or @file / @- (standard input) to send a file as it is')
     .option('--query <key=value>', 'Query parameter (repeatable)')
     .option('--method <method>', 'HTTP method', { default: 'POST' })
@@ -104,45 +112,55 @@ export function buildCli() {
       return invoke(name, { ...options, data, include: Boolean(options.include) });
     });
 
-  cli.command('invocations <name> [id]', "List a function's recent asynchronous invocations, or show one with its result")
+  cli
+    .command('invocations <name> [id]', "List a function's recent asynchronous invocations, or show one with its result")
     .option('--limit <n>', 'How many (1-1000)', { default: 20 })
     .option('--json', 'Print JSON')
-    .action(async (name: string, id: string | undefined, options: { limit: number; json?: boolean }) => out(await invocations(name, id === undefined ? undefined : String(id), { limit: String(options.limit), json: options.json })));
+    .action(async (name: string, id: string | undefined, options: { limit: number; json?: boolean }) =>
+      out(await invocations(name, id === undefined ? undefined : String(id), { limit: String(options.limit), json: options.json })),
+    );
 
-  cli.command('schedules', "List the account's schedules: each one's next tick and its last run")
+  cli
+    .command('schedules', "List the account's schedules: each one's next tick and its last run")
     .option('--json', 'Print JSON')
     .action(async (options: { json?: boolean }) => out(await schedules({ json: options.json })));
 
-  cli.command('remove <name>', 'Remove a deployed function')
-    .action(async (name: string) => out(await remove(name)));
+  cli.command('remove <name>', 'Remove a deployed function').action(async (name: string) => out(await remove(name)));
 
-  cli.command('list', 'List deployed functions')
+  cli
+    .command('list', 'List deployed functions')
     .option('--json', 'Print JSON')
     .action(async (options: { json?: boolean }) => out(await list(Boolean(options.json))));
 
-  cli.command('logs <name>', "Print a function's logs")
+  cli
+    .command('logs <name>', "Print a function's logs")
     .option('--since <time>', 'ISO date, unix seconds, or a duration back from now (30s, 15m, 2h, 3d)')
     .option('--tail', 'Keep printing new lines')
     .option('--level <level>', 'Only this level and more severe ones: debug, log, info, call, warn, error')
     .option('--json', 'One JSON object per line')
     .action(async (name: string, options: { since?: string; tail?: boolean; level?: string; json?: boolean }) =>
-      logs(name, { since: options.since === undefined ? undefined : String(options.since), tail: options.tail, level: options.level, json: options.json }));
+      logs(name, { since: options.since === undefined ? undefined : String(options.since), tail: options.tail, level: options.level, json: options.json }),
+    );
 
-  cli.command('login', 'Store the server URL, account id and API key (checked against the server)')
+  cli
+    .command('login', 'Store the server URL, account id and API key (checked against the server)')
     .option('--url <url>', 'Server URL')
     .option('--account <id>', 'Account id')
     .option('--key <key>', 'API key')
-    .action(async (options: { url?: string; account?: string; key?: string }) => out(await login({ url: options.url, account: options.account === undefined ? undefined : String(options.account), key: options.key })));
+    .action(async (options: { url?: string; account?: string; key?: string }) =>
+      out(await login({ url: options.url, account: options.account === undefined ? undefined : String(options.account), key: options.key })),
+    );
 
-  cli.command('show <what>', 'Print apiKey, accountId or url')
-    .action((what: string) => out(show(what)));
+  cli.command('show <what>', 'Print apiKey, accountId or url').action((what: string) => out(show(what)));
 
-  cli.command('perf <name>', 'Measure call latency and rate')
+  cli
+    .command('perf <name>', 'Measure call latency and rate')
     .option('-n, --number <n>', 'Number of calls', { default: 5000 })
     .option('-c, --concurrency <c>', 'Calls in flight at once', { default: 1 })
     .option('--data <json>', 'JSON request body')
     .action(async (name: string, options: { number: number; concurrency: number; data?: string }) =>
-      out(await perf(name, { number: Number(options.number), concurrency: Number(options.concurrency), data: options.data })));
+      out(await perf(name, { number: Number(options.number), concurrency: Number(options.concurrency), data: options.data })),
+    );
 
   const serve = cli.command('serve', 'Run the islet server');
   for (const setting of SETTINGS) serve.option(flagUsage(setting), `${setting.help} (default: ${setting.shown}${setting.env ? `, or $${setting.env}` : ''})`);
@@ -150,7 +168,8 @@ export function buildCli() {
     // The server, the stores and the runtimes load only for the verbs that use them.
     .action(async (options: Record<string, unknown>) => (await import('../supervisor/main')).serve(serveArgs(options)));
 
-  cli.command('account <action> [id]', 'Offline admin: "account create" adds an account and prints its id and key; "account limits <id>" sets its own limits')
+  cli
+    .command('account <action> [id]', 'Offline admin: "account create" adds an account and prints its id and key; "account limits <id>" sets its own limits')
     .option('--data <dir>', 'Data directory', { default: '.islet-data' })
     .option('--store <url>', 'postgres://… instead of the data directory (or $ISLET_STORE)')
     .option('--json', 'account create: print {"accountId", "apiKey"} as JSON')
@@ -160,31 +179,38 @@ export function buildCli() {
     .option('--max-functions <n>', 'account limits: functions the account may have')
     .option('--max-code-mb <mb>', "account limits: code the account may keep (its functions' kept versions, unpacked)")
     .option('--max-log-mb <mb>', 'account limits: log files the account may keep on a node')
-    .option('--keep-versions <n>', "account limits: the newest versions of each of its functions kept, serving ones besides")
+    .option('--keep-versions <n>', 'account limits: the newest versions of each of its functions kept, serving ones besides')
     .option('--reset', "account limits: back to the server's defaults")
-    .action(async (action: string, id: string | undefined, options: { data: string; store?: string; json?: boolean; reset?: boolean } & Record<'maxInflight' | 'rate' | 'burst' | 'maxFunctions' | 'maxCodeMb' | 'maxLogMb' | 'keepVersions', unknown>) => {
-      const where = { dataDir: String(options.data), storeUrl: options.store ?? (process.env.ISLET_STORE || undefined) };
-      const account = await import('./commands/account');
-      if (action === 'create') return out(await account.createAccount(where, Boolean(options.json)));
-      if (action === 'limits') {
-        const text = (v: unknown) => (v === undefined ? undefined : String(v));
-        return out(
-          await account.accountLimits(where, text(id), {
-            maxInflight: text(options.maxInflight),
-            rate: text(options.rate),
-            burst: text(options.burst),
-            maxFunctions: text(options.maxFunctions),
-            maxCodeMb: text(options.maxCodeMb),
-            maxLogMb: text(options.maxLogMb),
-            keepVersions: text(options.keepVersions),
-            reset: options.reset,
-          }),
-        );
-      }
-      throw new CliError(`account ${action}: unknown action (expected "account create" or "account limits <id>")`);
-    });
+    .action(
+      async (
+        action: string,
+        id: string | undefined,
+        options: { data: string; store?: string; json?: boolean; reset?: boolean } & Record<'maxInflight' | 'rate' | 'burst' | 'maxFunctions' | 'maxCodeMb' | 'maxLogMb' | 'keepVersions', unknown>,
+      ) => {
+        const where = { dataDir: String(options.data), storeUrl: options.store ?? (process.env.ISLET_STORE || undefined) };
+        const account = await import('./commands/account');
+        if (action === 'create') return out(await account.createAccount(where, Boolean(options.json)));
+        if (action === 'limits') {
+          const text = (v: unknown) => (v === undefined ? undefined : String(v));
+          return out(
+            await account.accountLimits(where, text(id), {
+              maxInflight: text(options.maxInflight),
+              rate: text(options.rate),
+              burst: text(options.burst),
+              maxFunctions: text(options.maxFunctions),
+              maxCodeMb: text(options.maxCodeMb),
+              maxLogMb: text(options.maxLogMb),
+              keepVersions: text(options.keepVersions),
+              reset: options.reset,
+            }),
+          );
+        }
+        throw new CliError(`account ${action}: unknown action (expected "account create" or "account limits <id>")`);
+      },
+    );
 
-  cli.command('store <action>', '"store copy --from <data-dir|postgres://…> --to <data-dir|postgres://…>" copies accounts, keys, functions, their versions and splits between stores')
+  cli
+    .command('store <action>', '"store copy --from <data-dir|postgres://…> --to <data-dir|postgres://…>" copies accounts, keys, functions, their versions and splits between stores')
     .option('--from <store>', 'A data directory or a postgres:// URL')
     .option('--to <store>', 'A data directory or a postgres:// URL')
     .action(async (action: string, options: { from?: string; to?: string }) => {

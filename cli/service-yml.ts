@@ -113,7 +113,8 @@ export function readServiceFile(dir: string, shownDir = dir): ServiceFile {
           const value = pair.value as Node | null;
           if (value === null || (isScalar(value) && (value.value === null || value.value === ''))) {
             const fromShell = environment[varName];
-            if (fromShell === undefined) fail(pair.key as Node, `${key}.env.${varName}`, `no value in the file and ${varName} is not set in your environment: set it (export ${varName}=...) or give a value in the file`);
+            if (fromShell === undefined)
+              fail(pair.key as Node, `${key}.env.${varName}`, `no value in the file and ${varName} is not set in your environment: set it (export ${varName}=...) or give a value in the file`);
             env[varName] = fromShell!;
           } else if (isScalar(value) && typeof value.value === 'string') {
             env[varName] = value.value;
@@ -124,7 +125,10 @@ export function readServiceFile(dir: string, shownDir = dir): ServiceFile {
         }
       }
       const spec: DeploySpec = { name, runtime, file: fileName, entrypoint, env };
-      for (const [k, field, unit] of [['timeout', 'timeoutMs', 'ms'], ['memory', 'memoryMb', 'MB']] as const) {
+      for (const [k, field, unit] of [
+        ['timeout', 'timeoutMs', 'ms'],
+        ['memory', 'memoryMb', 'MB'],
+      ] as const) {
         const pair = get(k);
         if (!pair) continue;
         if (!isScalar(pair.value) || typeof pair.value.value !== 'number' || !Number.isInteger(pair.value.value) || pair.value.value <= 0) {
@@ -144,7 +148,11 @@ type Pair = { key: unknown; value: unknown } | undefined;
  * `schedule` (a cron expression or a list of them), `timezone`, `catchup` and `retries`, checked
  * here with the server's own rules so that each mistake names its line.
  */
-function readJobKeys(get: (k: string) => Pair, key: string, fail: (node: Node | null | undefined, key: string, message: string) => never): Pick<DeploySpec, 'schedules' | 'timezone' | 'catchup' | 'retries'> {
+function readJobKeys(
+  get: (k: string) => Pair,
+  key: string,
+  fail: (node: Node | null | undefined, key: string, message: string) => never,
+): Pick<DeploySpec, 'schedules' | 'timezone' | 'catchup' | 'retries'> {
   const out: Pick<DeploySpec, 'schedules' | 'timezone' | 'catchup' | 'retries'> = {};
   const zone = get('timezone');
   if (zone) {
@@ -172,7 +180,8 @@ function readJobKeys(get: (k: string) => Pair, key: string, fail: (node: Node | 
   const retries = get('retries');
   if (retries) {
     const value = isScalar(retries.value) ? retries.value.value : undefined;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_RETRIES) fail((retries.value as Node) ?? (retries.key as Node), `${key}.retries`, `must be a whole number from 0 to ${MAX_RETRIES}`);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_RETRIES)
+      fail((retries.value as Node) ?? (retries.key as Node), `${key}.retries`, `must be a whole number from 0 to ${MAX_RETRIES}`);
     out.retries = value as number;
   }
   return out;

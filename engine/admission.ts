@@ -147,7 +147,9 @@ export class KeyUseRecorder {
   async flush(): Promise<void> {
     const at = new Date().toISOString();
     for (const [accountId, ids] of this.catalog.takeUsedKeys()) {
-      await this.store.touchKeys(accountId, Object.fromEntries(ids.map((id) => [id, at]))).catch((err: unknown) => backgroundFailed('key-use-write', err, `the last use of ${ids.length} key(s) of account ${accountId} was not recorded`));
+      await this.store
+        .touchKeys(accountId, Object.fromEntries(ids.map((id) => [id, at])))
+        .catch((err: unknown) => backgroundFailed('key-use-write', err, `the last use of ${ids.length} key(s) of account ${accountId} was not recorded`));
     }
   }
 

@@ -97,14 +97,16 @@ export class Engine extends EngineParts implements EngineApi {
 
   /** `dispatchQueued` with its answer whole, as `invoke` reads it: a run's result is kept as text. */
   protected override runQueued(request: InvokeRequest, trigger: RunTrigger): Promise<RunOutcome> {
-    return new Promise<{ response: InvokeResponse; error?: ServiceError }>((resolve) => this.dispatchQueued(request, trigger, (response, error) => resolve({ response, error }))).then(async ({ response, error }) => {
-      if (!isBodyStream(response.body)) return { ...(response as WholeResponse), error };
-      try {
-        return { ...response, body: await readWhole(response.body, this.limits.responseBodyBytes), error };
-      } catch (err) {
-        return { ...errorResponse(err, response.requestId, response.durationUs, response.version), error: err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', String(err)) };
-      }
-    });
+    return new Promise<{ response: InvokeResponse; error?: ServiceError }>((resolve) => this.dispatchQueued(request, trigger, (response, error) => resolve({ response, error }))).then(
+      async ({ response, error }) => {
+        if (!isBodyStream(response.body)) return { ...(response as WholeResponse), error };
+        try {
+          return { ...response, body: await readWhole(response.body, this.limits.responseBodyBytes), error };
+        } catch (err) {
+          return { ...errorResponse(err, response.requestId, response.durationUs, response.version), error: err instanceof ServiceError ? err : new ServiceError('ERR_INTERNAL', String(err)) };
+        }
+      },
+    );
   }
 
   private admit(request: InvokeRequest, respond: (response: InvokeResponse, error?: ServiceError) => void, trigger: RunTrigger | undefined): void {
@@ -186,7 +188,15 @@ export class Engine extends EngineParts implements EngineApi {
     await this.hostWork.close();
   }
 
-  private run(manifest: FunctionManifest, stats: FunctionStats, gate: Gate, request: InvokeRequest, requestId: string, respond: (response: InvokeResponse, error?: ServiceError) => void, trigger: RunTrigger | undefined): void {
+  private run(
+    manifest: FunctionManifest,
+    stats: FunctionStats,
+    gate: Gate,
+    request: InvokeRequest,
+    requestId: string,
+    respond: (response: InvokeResponse, error?: ServiceError) => void,
+    trigger: RunTrigger | undefined,
+  ): void {
     stats.inflight++;
     const input: CallInput = {
       requestId,

@@ -216,7 +216,7 @@ export class LogStore implements LogReader {
 
   /** The entries of a function from every writer, oldest first. */
   async read(account: string, name: string, query: LogQuery = {}): Promise<LogEntry[]> {
-    const minLevel = query.level === undefined ? 0 : LOG_LEVELS[query.level] ?? 0;
+    const minLevel = query.level === undefined ? 0 : (LOG_LEVELS[query.level] ?? 0);
     // Without the other workers' pending lines (the supervisor is going away), the read has what is written.
     await Promise.all([this.flush(), this.options.beforeRead?.().catch((err: unknown) => backgroundFailed('log-flush', err, "the other workers' pending log lines were not written before a read"))]);
     const lists: LogEntry[][] = [];
@@ -283,10 +283,18 @@ export class LogStore implements LogReader {
       if (share !== undefined) await this.accountBytes.total(account);
       let added = data.length;
       let size = this.sizes.get(key);
-      if (size === undefined) size = await fsp.stat(file).then((s) => s.size, () => 0);
+      if (size === undefined)
+        size = await fsp.stat(file).then(
+          (s) => s.size,
+          () => 0,
+        );
       if (size + data.length > fileLimit) {
         // The rotated file the rename replaces no longer counts.
-        if (share !== undefined) added -= await fsp.stat(`${file}.1`).then((s) => s.size, () => 0);
+        if (share !== undefined)
+          added -= await fsp.stat(`${file}.1`).then(
+            (s) => s.size,
+            () => 0,
+          );
         // A file the account's quota just deleted has nothing to rotate; one that cannot be renamed grows on.
         await fsp.rename(file, `${file}.1`).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== 'ENOENT') backgroundFailed('log-write', err, `the log file of ${key} was not rotated`);

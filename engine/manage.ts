@@ -116,7 +116,10 @@ export function describeVersion(m: FunctionManifest, traffic: TrafficShare[]) {
 }
 
 function kept(list: VersionList): string {
-  return list.versions.map((m) => m.version).sort((a, b) => a - b).join(', ');
+  return list.versions
+    .map((m) => m.version)
+    .sort((a, b) => a - b)
+    .join(', ');
 }
 
 function noFunction(account: string, name: string): ServiceError {

@@ -111,10 +111,7 @@ export function validateSpec(input: unknown, limits: Limits): FunctionSpec {
   const spec = input as Record<string, unknown>;
   const name = spec.name;
   if (typeof name !== 'string' || !isFunctionName(name)) {
-    throw invalid(
-      `invalid function name ${JSON.stringify(name)}: use 1-128 characters of A-Z a-z 0-9 _ -, starting with a letter or digit`,
-      'name',
-    );
+    throw invalid(`invalid function name ${JSON.stringify(name)}: use 1-128 characters of A-Z a-z 0-9 _ -, starting with a letter or digit`, 'name');
   }
   const runtime = spec.runtime;
   if (typeof runtime !== 'string' || !(RUNTIMES as readonly string[]).includes(runtime)) {

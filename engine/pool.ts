@@ -91,7 +91,11 @@ export class WarmPool {
   private scaleOuts = 0;
   private trims = 0;
 
-  constructor(maxVersions: number, private readonly maxMemoryMb: number, scale: ScaleOptions = { maxPerVersion: 1, idleMs: 10_000 }) {
+  constructor(
+    maxVersions: number,
+    private readonly maxMemoryMb: number,
+    scale: ScaleOptions = { maxPerVersion: 1, idleMs: 10_000 },
+  ) {
     this.scale = { sampleMs: DEFAULT_SAMPLE_MS, busyFraction: DEFAULT_BUSY_FRACTION, ...scale };
     this.cache = new LRUCache<string, Group>({
       max: maxVersions,
@@ -266,18 +270,15 @@ export class WarmPool {
     const done = () => {
       group.growing = false;
     };
-    group.create().then(
-      (instance) => {
-        done();
-        if (this.cache.peek(group.key) === group && group.isCurrent() && instance.state === 'ready') {
-          group.instances.push(instance);
-          this.groups.set(instance, group);
-          this.live(group.key, instance);
-          this.recount(group);
-        } else instance.retire();
-      },
-      done,
-    );
+    group.create().then((instance) => {
+      done();
+      if (this.cache.peek(group.key) === group && group.isCurrent() && instance.state === 'ready') {
+        group.instances.push(instance);
+        this.groups.set(instance, group);
+        this.live(group.key, instance);
+        this.recount(group);
+      } else instance.retire();
+    }, done);
   }
 
   private watch(group: Group): void {

@@ -37,7 +37,8 @@ export function checkResponseHeaders(headers: unknown): Record<string, string> {
     if (!TOKEN.test(name)) throw new ServiceError('ERR_BAD_RESPONSE', `response header name ${JSON.stringify(name)} is not a valid HTTP header name`);
     const values = Array.isArray(value) ? (value as unknown[]) : [value];
     for (const one of values) {
-      if (typeof one !== 'string') throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} must be a string or an array of strings, got ${one === null ? 'null' : typeof one}`);
+      if (typeof one !== 'string')
+        throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} must be a string or an array of strings, got ${one === null ? 'null' : typeof one}`);
       if (!FIELD_VALUE.test(one)) throw new ServiceError('ERR_BAD_RESPONSE', `response header ${JSON.stringify(name)} contains characters not allowed in a header value`);
     }
     const lower = name.toLowerCase();

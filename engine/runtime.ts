@@ -145,7 +145,13 @@ export function loadError(err: unknown, manifest: FunctionManifest, timeoutMs: n
   if (/memory limit/i.test(message)) {
     return new ServiceError('ERR_FUNCTION_FAILED', `loading ${manifest.file} went over the memory limit`);
   }
-  const stack = typeof e?.stack === 'string' ? mapStack(e.stack).split('\n').filter((l) => !ISLET_FRAME.test(l) && !HOST_FRAME.test(l)).join('\n') : undefined;
+  const stack =
+    typeof e?.stack === 'string'
+      ? mapStack(e.stack)
+          .split('\n')
+          .filter((l) => !ISLET_FRAME.test(l) && !HOST_FRAME.test(l))
+          .join('\n')
+      : undefined;
   const frames = (stack?.split('\n').slice(1) ?? []).map((l) => FRAME_POSITION.exec(l.trim())).filter((m): m is RegExpExecArray => m !== null);
   const own = frames.find((m) => !m[1]!.startsWith('node_modules/'));
   const raisedIn = frames[0] && frames[0] !== own && frames[0][1]!.startsWith('node_modules/') ? frames[0] : undefined;

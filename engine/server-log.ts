@@ -40,7 +40,10 @@ function current(): Logger {
   const pino = require('pino') as typeof import('pino');
   // process.stderr is looked up at each line (a test may stand in for it); its writes to a pipe or
   // a file are synchronous, so a line written just before process.exit() is not lost.
-  logger = pino({ level, base: { pid: process.pid, hostname: hostname(), ...bindings }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, { write: (line: string) => process.stderr.write(line) });
+  logger = pino(
+    { level, base: { pid: process.pid, hostname: hostname(), ...bindings }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
+    { write: (line: string) => process.stderr.write(line) },
+  );
   return logger;
 }
 

@@ -7,13 +7,7 @@ const EMPTY = Buffer.alloc(0);
  * `onTooLarge` as soon as the declared or received size passes the limit (the rest is ignored).
  * Requests without Content-Length or Transfer-Encoding have no body.
  */
-export function readBody(
-  res: HttpResponse,
-  headers: Record<string, string>,
-  limit: number,
-  onBody: (body: Buffer) => void,
-  onTooLarge: () => void,
-): void {
+export function readBody(res: HttpResponse, headers: Record<string, string>, limit: number, onBody: (body: Buffer) => void, onTooLarge: () => void): void {
   const declared = headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
     onTooLarge();

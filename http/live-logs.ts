@@ -82,7 +82,14 @@ export function addLiveLogsRoute(app: TemplatedApp, engine: ManagementApi, conne
     const since = sinceText === null || !Number.isFinite(Number(sinceText)) ? undefined : Number(sinceText);
     open++;
     const others = engine.otherNodesKeepLogs ? new OtherNodesFollower((from, limit) => engine.readOtherNodesLogs(account, name, { since: from, limit }, key)) : undefined;
-    stream = new LiveStream(res, state, new LogFollower(() => engine.logFiles(account, name)), others, () => access(account, name, key), () => open--);
+    stream = new LiveStream(
+      res,
+      state,
+      new LogFollower(() => engine.logFiles(account, name)),
+      others,
+      () => access(account, name, key),
+      () => open--,
+    );
     stream.begin(backlog, since).catch((err: unknown) => {
       stream!.stop();
       refuse(err);

@@ -35,7 +35,10 @@ export function addMetricsRoute(app: TemplatedApp, engine: ManagementApi, connec
         engine.authorize(accountId, apiKey, 'admin');
         return render(engine, accountId, peers);
       }
-      throw new ServiceError('ERR_NO_KEY', "metrics need an account's admin key (X-Service-Api-Key: that account's functions) or the server's metrics token (Authorization: Bearer <token>: everything)");
+      throw new ServiceError(
+        'ERR_NO_KEY',
+        "metrics need an account's admin key (X-Service-Api-Key: that account's functions) or the server's metrics token (Authorization: Bearer <token>: everything)",
+      );
     };
     answer().then(
       (text) => writeResponse(res, state, 200, { 'content-type': loadProm().Registry.PROMETHEUS_CONTENT_TYPE }, text, false),
@@ -138,9 +141,21 @@ export async function collectMetrics(engine: ManagementApi, account: string | un
 
   const stats = engine.stats();
   const server = [
-    metric('islet_egress_requests_total', "Functions' outbound fetches, by outcome.", 'counter', Object.entries(counters.egress).map(([outcome, value]) => ({ labels: { outcome }, value }))),
-    metric('islet_log_lines_dropped_total', "Function log lines dropped (bursts over what a log file keeps, or a backlog when the disk fell behind).", 'counter', [{ labels: {}, value: counters.droppedLogLines }]),
-    metric('islet_background_errors_total', "Failures of work no caller waits on (the catalog's refresh, key-use writes, heartbeats, log writes…), by task; each is in the server's log.", 'counter', backgroundErrorCounts().map(([task, value]) => ({ labels: { task }, value }))),
+    metric(
+      'islet_egress_requests_total',
+      "Functions' outbound fetches, by outcome.",
+      'counter',
+      Object.entries(counters.egress).map(([outcome, value]) => ({ labels: { outcome }, value })),
+    ),
+    metric('islet_log_lines_dropped_total', 'Function log lines dropped (bursts over what a log file keeps, or a backlog when the disk fell behind).', 'counter', [
+      { labels: {}, value: counters.droppedLogLines },
+    ]),
+    metric(
+      'islet_background_errors_total',
+      "Failures of work no caller waits on (the catalog's refresh, key-use writes, heartbeats, log writes…), by task; each is in the server's log.",
+      'counter',
+      backgroundErrorCounts().map(([task, value]) => ({ labels: { task }, value })),
+    ),
     metric('islet_catastrophic_oom_total', 'Fatal out-of-memory events of isolates (restart the process when it grows).', 'counter', [{ labels: {}, value: stats.catastrophicOutOfMemory }]),
     metric('islet_warm_instances', 'Warm instances, all functions.', 'gauge', [{ labels: {}, value: stats.warm }]),
     metric('islet_warm_memory_bytes', 'Estimated memory held by warm instances, all functions.', 'gauge', [{ labels: {}, value: Math.round(stats.warmMb * 1024 * 1024) }]),

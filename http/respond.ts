@@ -46,15 +46,7 @@ export function statusLine(status: number): string {
  * timeout (10 s) unless the client does first. Closing at once instead lost the answer: closed with
  * unread data, the socket resets, and the client saw EPIPE with no answer in 4 of 9 uploads.
  */
-export function writeResponse(
-  res: HttpResponse,
-  state: ResponseState,
-  status: number,
-  headers: Record<string, string>,
-  body: string | Uint8Array,
-  head: boolean,
-  refuseBody = false,
-): void {
+export function writeResponse(res: HttpResponse, state: ResponseState, status: number, headers: Record<string, string>, body: string | Uint8Array, head: boolean, refuseBody = false): void {
   if (state.aborted) return;
   res.cork(() => {
     if (refuseBody) res.pause();

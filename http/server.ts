@@ -263,8 +263,14 @@ function handleRun(engine: CallApi, res: HttpResponse, req: HttpRequest, counter
     });
     return;
   }
-  readBody(res, call.headers, requestBodyBytes, (body) => {
-    call.body = body;
-    engine.dispatch(call, (response) => send(res, state, response, head, end));
-  }, () => refuse(wholeBodyTooLarge(requestBodyBytes, size)));
+  readBody(
+    res,
+    call.headers,
+    requestBodyBytes,
+    (body) => {
+      call.body = body;
+      engine.dispatch(call, (response) => send(res, state, response, head, end));
+    },
+    () => refuse(wholeBodyTooLarge(requestBodyBytes, size)),
+  );
 }

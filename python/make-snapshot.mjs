@@ -18,9 +18,7 @@ const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true, jsglobals: {}
 // Modules islet's runtime and most handlers use, imported once here instead of at every boot.
 // http.client and urllib.request (which requests and urllib3 build on) took 0.1-0.7 s to import
 // at a cold start; here they cost about 1 MB of every interpreter's snapshot memory instead.
-pyodide.runPython(
-  'import base64, builtins, datetime, http.client, importlib, json, logging, math, os, random, re, sys, time, traceback, types, urllib.parse, urllib.request',
-);
+pyodide.runPython('import base64, builtins, datetime, http.client, importlib, json, logging, math, os, random, re, sys, time, traceback, types, urllib.parse, urllib.request');
 // islet's Python side, loaded here once instead of at every boot (it took 200-500 ms of each): the
 // runtime (runtime.py), and the sockets and standard-library parts it installs (net.py, fetch's guest
 // half in Python: engine/capabilities/fetch/guest/net.py; stdlib.py).

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, promises as fsp, } from 'node:fs';
+import { existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import ivm from 'isolated-vm';
@@ -79,7 +79,13 @@ export class PythonRuntime implements Runtime {
       }
       const read = (name: string) => fsp.readFile(path.join(PYODIDE_DIR, name));
       const [wasm, stdlib, snapshot, lock, asm, loader, sandbox] = await Promise.all([
-        read('pyodide.asm.wasm'), read('python_stdlib.zip'), fsp.readFile(file), read('pyodide-lock.json'), read('pyodide.asm.mjs'), read('pyodide.mjs'), fsp.readFile(SANDBOX_FILE),
+        read('pyodide.asm.wasm'),
+        read('python_stdlib.zip'),
+        fsp.readFile(file),
+        read('pyodide-lock.json'),
+        read('pyodide.asm.mjs'),
+        read('pyodide.mjs'),
+        fsp.readFile(SANDBOX_FILE),
       ]);
       return {
         wasm: new ivm.ExternalCopy(toArrayBuffer(wasm)),
@@ -151,7 +157,10 @@ export class PythonRuntime implements Runtime {
       pyFiles.release();
       await (await isolate.compileScript(assets.sandboxSource, { filename: RUNTIME_FILENAME })).run(context);
       const namespaces: ivm.Reference<unknown>[] = [];
-      for (const [name, source] of [['pyodide.asm.mjs', assets.asmSource], ['pyodide.mjs', assets.loaderSource]] as const) {
+      for (const [name, source] of [
+        ['pyodide.asm.mjs', assets.asmSource],
+        ['pyodide.mjs', assets.loaderSource],
+      ] as const) {
         const module = await isolate.compileModule(source, { filename: name });
         await module.instantiate(context, () => {
           throw new Error('imports are not available');
@@ -159,7 +168,11 @@ export class PythonRuntime implements Runtime {
         await module.evaluate();
         namespaces.push(module.namespace);
       }
-      await context.evalClosure('return __isletBoot($0, $1)', namespaces.map((n) => n.derefInto()), { result: { promise: true }, timeout: BOOT_TIMEOUT_MS });
+      await context.evalClosure(
+        'return __isletBoot($0, $1)',
+        namespaces.map((n) => n.derefInto()),
+        { result: { promise: true }, timeout: BOOT_TIMEOUT_MS },
+      );
       return { isolate, context, memoryMb, bridge, ...takeEntryPoints(context) };
     } catch (err) {
       if (!isolate.isDisposed) isolate.dispose();

@@ -59,7 +59,15 @@ async function main() {
     ['engine/node8/sandbox/index.ts', 'dist/engine/node8/sandbox.js'],
     ['python/sandbox/index.ts', 'dist/python/sandbox.js'],
   ]) {
-    await esbuild.build({ ...common, entryPoints: [path.join(root, entry)], outfile: path.join(root, outfile), platform: 'neutral', mainFields: ['main'], loader: { '.py': 'text' }, plugins: [exodusBytesPlugin()] });
+    await esbuild.build({
+      ...common,
+      entryPoints: [path.join(root, entry)],
+      outfile: path.join(root, outfile),
+      platform: 'neutral',
+      mainFields: ['main'],
+      loader: { '.py': 'text' },
+      plugins: [exodusBytesPlugin()],
+    });
   }
   await Promise.all(
     LIBRARIES.map((library) =>
@@ -109,7 +117,13 @@ function makePythonSnapshot() {
   try {
     execFileSync(process.execPath, [SNAPSHOT_MAKER, file], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
   } catch (err) {
-    console.log(`islet build: could not make Python's snapshot (a server makes it at its first Python deploy): ${String(err.stderr || err.message).trim().split('\n')[0]}`);
+    console.log(
+      `islet build: could not make Python's snapshot (a server makes it at its first Python deploy): ${
+        String(err.stderr || err.message)
+          .trim()
+          .split('\n')[0]
+      }`,
+    );
   }
 }
 
@@ -180,9 +194,7 @@ function exodusBytesPlugin() {
       build.onLoad({ filter: /\.js$/ }, async (args) => {
         if (!inPackage(path.dirname(args.path))) return undefined;
         const text = await require('node:fs/promises').readFile(args.path, 'utf8');
-        const contents = text
-          .replace(/\bglobalThis\.Buffer\b/g, 'undefined')
-          .replace(/const \{ Buffer, ([^}]*)\} = globalThis/g, 'const Buffer = undefined; const { $1} = globalThis');
+        const contents = text.replace(/\bglobalThis\.Buffer\b/g, 'undefined').replace(/const \{ Buffer, ([^}]*)\} = globalThis/g, 'const Buffer = undefined; const { $1} = globalThis');
         return { contents, loader: 'js', resolveDir: path.dirname(args.path) };
       });
     },

@@ -72,7 +72,10 @@ function metaOf(text) {
 function runsInWorker(meta) {
   const globals = meta.filter(([key]) => key === 'global').map(([, value]) => value);
   if (globals.length === 0) return true;
-  return globals.join(',').split(',').some((g) => /^(worker|dedicatedworker|jsshell)/.test(g.trim()));
+  return globals
+    .join(',')
+    .split(',')
+    .some((g) => /^(worker|dedicatedworker|jsshell)/.test(g.trim()));
 }
 
 const files = new Set(['resources/testharness.js', 'LICENSE.md', ...DATA]);

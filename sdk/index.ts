@@ -18,13 +18,7 @@ export interface InvokeOptions {
 }
 
 /** POSTs `body` (a JSON string; other values are JSON-encoded) to the function and returns its response. */
-export async function invoke(
-  accountId: string,
-  functionName: string,
-  apiKey: string | undefined,
-  body?: unknown,
-  options: InvokeOptions = {},
-): Promise<InvokeResult> {
+export async function invoke(accountId: string, functionName: string, apiKey: string | undefined, body?: unknown, options: InvokeOptions = {}): Promise<InvokeResult> {
   const base = (options.url ?? process.env.SERVICE_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
   const query = options.query ? `?${new URLSearchParams(options.query).toString()}` : '';
   const url = `${base}/v2/run/${encodeURIComponent(accountId)}/${encodeURIComponent(functionName)}${query}`;

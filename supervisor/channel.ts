@@ -37,7 +37,6 @@ function fromWire(body: WireError): Error {
   return new Error(body.message);
 }
 
-
 export class Channel {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();

@@ -260,7 +260,10 @@ export class Supervisor {
     const quick = Date.now() - worker.startedAt < STABLE_MS;
     slot.failures = quick ? slot.failures + 1 : 0;
     const delay = slot.failures === 0 ? 0 : Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (slot.failures - 1));
-    serverLog.error({ code: 'ERR_WORKER_EXITED', slot: slot.index, workerPid: worker.child.pid, exitCode: code, signal, delayMs: delay }, `worker ${slot.index} (pid ${worker.child.pid}) exited with ${signal ?? `code ${code}`}; starting a new one${delay ? ` in ${delay} ms (it keeps crashing)` : ''}`);
+    serverLog.error(
+      { code: 'ERR_WORKER_EXITED', slot: slot.index, workerPid: worker.child.pid, exitCode: code, signal, delayMs: delay },
+      `worker ${slot.index} (pid ${worker.child.pid}) exited with ${signal ?? `code ${code}`}; starting a new one${delay ? ` in ${delay} ms (it keeps crashing)` : ''}`,
+    );
     slot.timer = setTimeout(() => {
       slot.timer = undefined;
       if (this.stopping || slot.worker) return;
@@ -343,10 +346,7 @@ export class Supervisor {
     const others = [...this.live].filter((w) => w !== from && w.hello);
     await Promise.all(
       others.map((w) =>
-        Promise.race([
-          w.channel.request(op, body).catch((err: unknown) => this.peerFailed(w, 'change-broadcast', op, err)),
-          new Promise<void>((resolve) => setTimeout(resolve, ANSWER_MS).unref()),
-        ]),
+        Promise.race([w.channel.request(op, body).catch((err: unknown) => this.peerFailed(w, 'change-broadcast', op, err)), new Promise<void>((resolve) => setTimeout(resolve, ANSWER_MS).unref())]),
       ),
     );
   }

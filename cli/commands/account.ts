@@ -11,7 +11,6 @@ export interface StoreLocation {
   storeUrl?: string;
 }
 
-
 async function withStore<T>(where: StoreLocation, work: (store: Store) => Promise<T>): Promise<T> {
   // A shared store's code cache is not needed here: a temporary folder, removed after.
   const cacheDir = where.storeUrl ? mkdtempSync(path.join(tmpdir(), 'islet-admin-')) : undefined;
@@ -73,7 +72,10 @@ export async function accountLimits(where: StoreLocation, accountId: string | un
     set('maxLogBytes', '--max-log-mb', flags.maxLogMb, MiB);
     set('keepVersions', '--keep-versions', flags.keepVersions, 1, 1);
     await store.setAccountLimits(accountId, limits);
-    const shown = Object.entries(limits).map(([k, v]) => `${k} ${v}`).join(', ') || "the server's defaults";
+    const shown =
+      Object.entries(limits)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || "the server's defaults";
     const applied = where.storeUrl ? 'every node applies them at once' : 'a running server applies them when it starts again';
     return `Account ${accountId}: ${shown} (${applied})\n`;
   });

@@ -99,7 +99,10 @@ export async function deploy(name: string, options: DeployOptions = {}): Promise
   const curl = isPublicName(name) ? `curl ${url}` : `curl -H "X-Service-Api-Key: $(islet show apiKey)" ${url}`;
   const traffic = deployed.function.traffic ?? [];
   // A split is said (the plain deploy's output is the one SPEC §4 shows).
-  const split = options.percent === undefined || (traffic.length === 1 && traffic[0]!.version === deployed.function.version) ? '' : servingText(name, traffic) + `  ("islet promote ${name}" sends every call to version ${deployed.function.version}, "islet rollback ${name}" none)\n`;
+  const split =
+    options.percent === undefined || (traffic.length === 1 && traffic[0]!.version === deployed.function.version)
+      ? ''
+      : servingText(name, traffic) + `  ("islet promote ${name}" sends every call to version ${deployed.function.version}, "islet rollback ${name}" none)\n`;
   const left = leftOut.files > 0 ? `Left out ${leftOut.files} file${leftOut.files === 1 ? '' : 's'} (${megabytes(leftOut.bytes)}) of node_modules: packages the code never imports\n` : '';
   return `Deployed function ${name} (version ${deployed.function.version})\n${left}Invoke with one of:\n  islet invoke ${name}\n  ${curl}\n${split}`;
 }

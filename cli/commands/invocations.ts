@@ -20,7 +20,11 @@ export async function invokeAsync(name: string, options: InvokeOptions = {}): Pr
   const url = `${c.url}/v2/async/${c.accountId}/${encodeURIComponent(name)}${rest}${queryString(options.query)}`;
   let response: Response;
   try {
-    response = await fetch(url, { method, headers: { 'X-Service-Api-Key': c.apiKey, 'Content-Type': 'application/json' }, body: method === 'GET' || method === 'HEAD' ? undefined : options.data ?? '' });
+    response = await fetch(url, {
+      method,
+      headers: { 'X-Service-Api-Key': c.apiKey, 'Content-Type': 'application/json' },
+      body: method === 'GET' || method === 'HEAD' ? undefined : (options.data ?? ''),
+    });
   } catch (err) {
     throw new CliError(`cannot reach the islet server at ${c.url}: ${((err as Error & { cause?: Error }).cause ?? (err as Error)).message}`);
   }
@@ -49,8 +53,16 @@ export async function invocations(name: string, id: string | undefined, options:
     return `${lines.join('\n')}\n`;
   }
   const limit = options.limit ?? '20';
-  const { invocations: list } = await apiRequest<{ invocations: InvocationView[] }>(c.url, 'GET', `/v2/accounts/${c.accountId}/functions/${encodeURIComponent(name)}/invocations?limit=${encodeURIComponent(limit)}`, c.apiKey);
+  const { invocations: list } = await apiRequest<{ invocations: InvocationView[] }>(
+    c.url,
+    'GET',
+    `/v2/accounts/${c.accountId}/functions/${encodeURIComponent(name)}/invocations?limit=${encodeURIComponent(limit)}`,
+    c.apiKey,
+  );
   if (options.json) return `${JSON.stringify(list, null, 2)}\n`;
   if (list.length === 0) return `No asynchronous invocations of ${name} (use "islet invoke ${name} --async")\n`;
-  return table([['ID', 'STATUS', 'ATTEMPTS', 'ACCEPTED', 'FINISHED', 'ERROR'], ...list.map((i) => [i.invocationId, i.status, String(i.attempts), i.createdAt, i.finishedAt ?? '-', i.error?.errorCode ?? '-'])]);
+  return table([
+    ['ID', 'STATUS', 'ATTEMPTS', 'ACCEPTED', 'FINISHED', 'ERROR'],
+    ...list.map((i) => [i.invocationId, i.status, String(i.attempts), i.createdAt, i.finishedAt ?? '-', i.error?.errorCode ?? '-']),
+  ]);
 }

@@ -10,8 +10,5 @@ export async function schedules(options: { json?: boolean } = {}, env: NodeJS.Pr
   if (options.json) return `${JSON.stringify(list, null, 2)}\n`;
   if (list.length === 0) return 'No schedules (a function gets one with "schedule:" in its service.yml)\n';
   const outcome = (s: ScheduleView) => (!s.last ? '-' : s.last.status === undefined ? 'running' : `${s.last.status}${s.last.errorCode ? ` ${s.last.errorCode}` : ''}`);
-  return table([
-    ['FUNCTION', 'SCHEDULE', 'TIME ZONE', 'NEXT', 'LAST', 'OUTCOME'],
-    ...list.map((s) => [s.function, s.cron, s.timezone, s.next ?? 'never', s.last?.scheduledTime ?? '-', outcome(s)]),
-  ]);
+  return table([['FUNCTION', 'SCHEDULE', 'TIME ZONE', 'NEXT', 'LAST', 'OUTCOME'], ...list.map((s) => [s.function, s.cron, s.timezone, s.next ?? 'never', s.last?.scheduledTime ?? '-', outcome(s)])]);
 }

@@ -83,8 +83,8 @@ function Layout({ session, route, onSignOut, children }: { session: Session; rou
       </header>
       {session.scope === 'invoke' && (
         <p class="notice" role="note">
-          You signed in with an <strong>invoke</strong> key: you can call this account's functions. Listing them, their logs, charts, versions and the
-          account's keys need an <strong>admin</strong> key.
+          You signed in with an <strong>invoke</strong> key: you can call this account's functions. Listing them, their logs, charts, versions and the account's keys need an <strong>admin</strong>{' '}
+          key.
         </p>
       )}
       <main id="main" ref={main} tabIndex={-1}>

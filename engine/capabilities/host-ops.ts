@@ -82,7 +82,14 @@ const WITHOUT_FUNCTION = new Set(['tzdata', 'file']);
 
 const NO_FILES: FunctionFiles = { codeDir: '/nonexistent', files: new Set() };
 
-async function run<C extends Record<string, Check<unknown>>>(checks: C, hosts: Handlers<C>, kind: unknown, json: unknown, body: Uint8Array | undefined, scope: Omit<OpScope, 'services'> & { services: InstanceServices | undefined }): Promise<OpAnswer> {
+async function run<C extends Record<string, Check<unknown>>>(
+  checks: C,
+  hosts: Handlers<C>,
+  kind: unknown,
+  json: unknown,
+  body: Uint8Array | undefined,
+  scope: Omit<OpScope, 'services'> & { services: InstanceServices | undefined },
+): Promise<OpAnswer> {
   if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(checks, kind)) throw new OpError('ERR_UNKNOWN_OP', `unknown operation ${String(kind)}`);
   if (!scope.services && !WITHOUT_FUNCTION.has(kind)) throw new OpError('ERR_NOT_READY', 'the function is not loaded yet');
   let raw: unknown;

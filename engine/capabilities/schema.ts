@@ -80,7 +80,13 @@ export function variants<K extends string, V extends Record<string, Check<Record
   return (value, at) => {
     const tag = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
     const check = typeof tag === 'string' && Object.prototype.hasOwnProperty.call(shapes, tag) ? shapes[tag] : undefined;
-    if (!check) return fail(at ? `${at}.${key}` : key, `one of ${Object.keys(shapes).map((v) => JSON.stringify(v)).join(', ')}`);
+    if (!check)
+      return fail(
+        at ? `${at}.${key}` : key,
+        `one of ${Object.keys(shapes)
+          .map((v) => JSON.stringify(v))
+          .join(', ')}`,
+      );
     return { ...check(value, at), [key]: tag } as never;
   };
 }

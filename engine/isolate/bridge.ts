@@ -65,14 +65,20 @@ export interface BlankIsolate extends EntryPoints {
  */
 export function commonCallbacks(bridge: Bridge): Record<string, ivm.Callback> {
   return {
-    log: new ivm.Callback((requestId: unknown, level: unknown, text: unknown) => {
-      const target = bridge.target;
-      if (target) appendLog(target.services, requestId, level, text);
-    }, { ignored: true }),
+    log: new ivm.Callback(
+      (requestId: unknown, level: unknown, text: unknown) => {
+        const target = bridge.target;
+        if (target) appendLog(target.services, requestId, level, text);
+      },
+      { ignored: true },
+    ),
     timer: new ivm.Callback((op: unknown, id: unknown, ms: unknown) => bridge.target?.setTimer(...timerRequest(op, id, ms)), { ignored: true }),
     deliver: new ivm.Callback((id: unknown, result: unknown) => bridge.target?.deliver(Number(id), result), { ignored: true }),
     chunk: new ivm.Callback((key: unknown, data: unknown, state: unknown, message: unknown) => bridge.target?.chunk(Number(key), data, state, message), { ignored: true }),
-    background: new ivm.Callback((token: unknown, open: unknown, requestId: unknown) => bridge.target?.background(Number(token), open === true, typeof requestId === 'string' ? requestId.slice(0, 64) : ''), { ignored: true }),
+    background: new ivm.Callback(
+      (token: unknown, open: unknown, requestId: unknown) => bridge.target?.background(Number(token), open === true, typeof requestId === 'string' ? requestId.slice(0, 64) : ''),
+      { ignored: true },
+    ),
     random: new ivm.Callback(randomHex),
   };
 }

@@ -465,7 +465,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
    */
   private uncaught(err: unknown, requestId: string): void {
     let text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
-    text = (this.options.mapStack?.(text) ?? text).split('\n').filter((line) => !ISLET_FRAME.test(line) && !line.includes('isolated-vm boundary')).join('\n');
+    text = (this.options.mapStack?.(text) ?? text)
+      .split('\n')
+      .filter((line) => !ISLET_FRAME.test(line) && !line.includes('isolated-vm boundary'))
+      .join('\n');
     this.options.services.log(requestId, 'error', `Uncaught (in promise) ${text}`);
   }
 
@@ -791,7 +794,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
       const bytes = resultPayload.length + (resultBody?.byteLength ?? 0);
       // A result waits for its turn to go in: the host holds it meanwhile, within the instance's memory.
       if (this.state !== 'dead' && !this.hostMemory.reserve(bytes)) {
-        const refusal = refuse(this.hostMemory.refusal('the operation\'s result was dropped'));
+        const refusal = refuse(this.hostMemory.refusal("the operation's result was dropped"));
         this.fire([Fire.op, id, false, refusal], refusal.length);
         return;
       }
@@ -822,21 +825,24 @@ export class IsolateInstance implements Instance, BridgeTarget {
   }
 
   private enterFire(args: unknown[], held: number, entered?: () => void): void {
-    this.fireRef.apply(undefined, args, { timeout: this.options.timeoutMs }).then(() => {
-      this.hostMemory.release(held);
-      this.entered();
-      entered?.();
-    }, (err: unknown) => {
-      this.hostMemory.release(held);
-      this.entered();
-      entered?.();
-      if (this.isRejection(err)) {
-        this.uncaught(err, '-');
-        return;
-      }
-      const error = this.failure(err);
-      if (error.code === 'ERR_TIMEOUT') this.die('timeout');
-    });
+    this.fireRef.apply(undefined, args, { timeout: this.options.timeoutMs }).then(
+      () => {
+        this.hostMemory.release(held);
+        this.entered();
+        entered?.();
+      },
+      (err: unknown) => {
+        this.hostMemory.release(held);
+        this.entered();
+        entered?.();
+        if (this.isRejection(err)) {
+          this.uncaught(err, '-');
+          return;
+        }
+        const error = this.failure(err);
+        if (error.code === 'ERR_TIMEOUT') this.die('timeout');
+      },
+    );
   }
 }
 

@@ -63,7 +63,15 @@ export class AsyncRunner {
     const every = (ms: number, work: () => unknown) => this.timers.push(setInterval(work, ms).unref());
     every(this.options.pollMs ?? 1000, () => this.kick());
     every(PRUNE_MS, () => void this.jobs.prune(this.options.keepMs).catch((err: unknown) => backgroundFailed('job-prune', err, 'finished asynchronous invocations could not be pruned')));
-    if (this.jobs.recover) every(RECOVER_MS, () => void this.jobs.recover!().then((n) => n > 0 && this.kick(), (err: unknown) => backgroundFailed('job-recover', err, "the invocations of nodes that went away could not be queued again")));
+    if (this.jobs.recover)
+      every(
+        RECOVER_MS,
+        () =>
+          void this.jobs.recover!().then(
+            (n) => n > 0 && this.kick(),
+            (err: unknown) => backgroundFailed('job-recover', err, 'the invocations of nodes that went away could not be queued again'),
+          ),
+      );
     this.kick();
   }
 
@@ -122,7 +130,9 @@ export class AsyncRunner {
     this.running++;
     this.byAccount.set(record.account, (this.byAccount.get(record.account) ?? 0) + 1);
     const work = this.execute(record)
-      .catch((err: unknown) => serverLog.error({ code: 'ERR_INTERNAL', invocationId: record.id, requestId: record.requestId, err }, `invocation ${record.id}: ${(err as Error)?.message ?? String(err)}`))
+      .catch((err: unknown) =>
+        serverLog.error({ code: 'ERR_INTERNAL', invocationId: record.id, requestId: record.requestId, err }, `invocation ${record.id}: ${(err as Error)?.message ?? String(err)}`),
+      )
       .finally(() => {
         this.running--;
         const left = (this.byAccount.get(record.account) ?? 1) - 1;
@@ -151,7 +161,11 @@ export class AsyncRunner {
       return this.requeue(record, Date.now() + retryAfter * 1000);
     }
     const result = outcome.error ? undefined : { status: outcome.status, headers: outcome.headers, body: typeof outcome.body === 'string' ? outcome.body : Buffer.from(outcome.body).toString('utf8') };
-    const error = outcome.error && { errorCode: outcome.error.code, message: outcome.error.message, ...(typeof outcome.error.details?.stack === 'string' ? { stack: outcome.error.details.stack } : {}) };
+    const error = outcome.error && {
+      errorCode: outcome.error.code,
+      message: outcome.error.message,
+      ...(typeof outcome.error.details?.stack === 'string' ? { stack: outcome.error.details.stack } : {}),
+    };
     record.result = result;
     record.error = error;
     if (outcome.status < 500) return this.finish(record, 'succeeded');
@@ -173,10 +187,13 @@ export class AsyncRunner {
     if (runAt < this.retryAt && !this.stopped) {
       clearTimeout(this.retryTimer);
       this.retryAt = runAt;
-      this.retryTimer = setTimeout(() => {
-        this.retryAt = Infinity;
-        this.kick();
-      }, Math.max(0, runAt - Date.now()) + 5).unref();
+      this.retryTimer = setTimeout(
+        () => {
+          this.retryAt = Infinity;
+          this.kick();
+        },
+        Math.max(0, runAt - Date.now()) + 5,
+      ).unref();
     }
   }
 }

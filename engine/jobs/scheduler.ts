@@ -133,10 +133,12 @@ export class Scheduler {
   private async runTicks(plan: Plan, ticks: number[]): Promise<void> {
     for (const scheduledTime of ticks) {
       const tick: Tick = { account: plan.account, function: plan.fn, cron: plan.cron, scheduledTime, version: plan.version };
-      const won = await this.jobs.claimTick(tick, () => this.isCurrent(plan)).catch((err: unknown) => {
-        backgroundFailed('schedule-tick', err, `the tick ${new Date(scheduledTime).toISOString()} of ${plan.account}/${plan.fn} could not be claimed (it does not run here)`);
-        return false;
-      });
+      const won = await this.jobs
+        .claimTick(tick, () => this.isCurrent(plan))
+        .catch((err: unknown) => {
+          backgroundFailed('schedule-tick', err, `the tick ${new Date(scheduledTime).toISOString()} of ${plan.account}/${plan.fn} could not be claimed (it does not run here)`);
+          return false;
+        });
       if (!won) continue;
       void this.run(tick)
         .then(({ status, errorCode }) => this.jobs.tickDone(tick, status, errorCode))

@@ -98,7 +98,10 @@ export async function buildFunction(codeDir: string, entry: string): Promise<Fun
   const source = `(${async ? 'async ' : ''}function (__isletExports, require, __isletRequireFrom) {\n${nodeErrors(js.text)}\n})`;
   const inputs = new Set<string>(resolvedAtRunTime);
   for (const input of Object.keys(result.metafile?.inputs ?? {})) {
-    const rel = path.relative(codeDir, path.resolve(codeDir, input.replace(/^[\w-]+:/, ''))).split(path.sep).join('/');
+    const rel = path
+      .relative(codeDir, path.resolve(codeDir, input.replace(/^[\w-]+:/, '')))
+      .split(path.sep)
+      .join('/');
     if (!rel.startsWith('../')) inputs.add(rel);
   }
   return { source, map: map.text, shifts, async, inputs: [...inputs].sort() };
@@ -160,7 +163,8 @@ function isletPlugin(codeDir: string, entryFile: string, shifts: FunctionBuild['
       build.onLoad({ filter: /.*/, namespace: RUNTIME_NAMESPACE }, (args) => {
         const data = args.pluginData as { builtin?: true; addon?: string; from?: string };
         const id = JSON.stringify(args.path);
-        if (data.addon !== undefined) return { contents: `throw Object.assign(new Error(${JSON.stringify(nativeAddonMessage(data.addon))}), { code: ${JSON.stringify(NATIVE_ADDON_CODE)} });`, loader: 'js' };
+        if (data.addon !== undefined)
+          return { contents: `throw Object.assign(new Error(${JSON.stringify(nativeAddonMessage(data.addon))}), { code: ${JSON.stringify(NATIVE_ADDON_CODE)} });`, loader: 'js' };
         if (data.builtin) return { contents: `module.exports = require(${id});`, loader: 'js' };
         return { contents: `module.exports = __isletRequireFrom(${JSON.stringify(data.from ?? '/')}, ${id});`, loader: 'js' };
       });
@@ -172,7 +176,9 @@ function isletPlugin(codeDir: string, entryFile: string, shifts: FunctionBuild['
         if (!locations && !main) return { contents: text, loader };
         const file = functionPath(codeDir, args.path);
         const dir = path.posix.dirname(file);
-        let prefix = locations ? `var __filename = ${JSON.stringify(file)}, __dirname = ${JSON.stringify(dir)}, __isletMeta = { url: ${JSON.stringify(`file://${file}`)}, filename: ${JSON.stringify(file)}, dirname: ${JSON.stringify(dir)} };` : '';
+        let prefix = locations
+          ? `var __filename = ${JSON.stringify(file)}, __dirname = ${JSON.stringify(dir)}, __isletMeta = { url: ${JSON.stringify(`file://${file}`)}, filename: ${JSON.stringify(file)}, dirname: ${JSON.stringify(dir)} };`
+          : '';
         // Guarded: an ES module that only mentions require.main has no `module`.
         if (main) prefix += `if (typeof module === "object" && module) { require.main = module; module.id = "."; module.filename = ${JSON.stringify(file)}; }`;
         const { contents, line, column } = insertAfterPrologue(text, prefix);

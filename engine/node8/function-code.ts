@@ -54,10 +54,7 @@ export class FunctionCodeStore {
     const key = buildKey(manifest);
     const known = this.codes.get(key);
     if (known) return known;
-    const [source, meta] = await Promise.all([
-      readMaybeSync(path.join(this.buildsDir(), `${key}.js`)),
-      readMaybeSync(path.join(this.buildsDir(), `${key}.json`)),
-    ]);
+    const [source, meta] = await Promise.all([readMaybeSync(path.join(this.buildsDir(), `${key}.js`)), readMaybeSync(path.join(this.buildsDir(), `${key}.json`))]);
     if (source === undefined || meta === undefined) return this.build(manifest, codeDir);
     const { async, shifts, map } = JSON.parse(meta.toString('utf8')) as Pick<FunctionBuild, 'async' | 'shifts' | 'map'>;
     return this.remember(key, { source: source.toString('utf8'), async, shifts, map });
@@ -68,7 +65,8 @@ export class FunctionCodeStore {
     code.cache = cache;
     const bytes = Buffer.from(cache.copy());
     code.cacheBytes = bytes.byteLength;
-    fsp.mkdir(this.cacheDir, { recursive: true })
+    fsp
+      .mkdir(this.cacheDir, { recursive: true })
       .then(() => fsp.writeFile(code.cacheFile, bytes))
       // Without it the next process compiles the code again.
       .catch((err: unknown) => backgroundFailed('code-cache-write', err, `the V8 code cache ${code.cacheFile} was not written`));

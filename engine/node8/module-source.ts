@@ -11,10 +11,25 @@ import * as esbuild from 'esbuild';
 export function moduleSource(codeDir: string, files: ReadonlySet<string>, rel: string): string | undefined {
   if (!files.has(rel)) return undefined;
   const text = readFileSync(path.join(codeDir, rel), 'utf8');
-  const loader = /\.[cm]?ts$/.test(rel) ? 'ts' : rel.endsWith('.tsx') ? 'tsx' : rel.endsWith('.jsx') ? 'jsx' : rel.endsWith('.mjs') || (rel.endsWith('.js') && isModulePackage(codeDir, files, rel)) ? 'js' : undefined;
+  const loader = /\.[cm]?ts$/.test(rel)
+    ? 'ts'
+    : rel.endsWith('.tsx')
+      ? 'tsx'
+      : rel.endsWith('.jsx')
+        ? 'jsx'
+        : rel.endsWith('.mjs') || (rel.endsWith('.js') && isModulePackage(codeDir, files, rel))
+          ? 'js'
+          : undefined;
   if (!loader) return text;
   try {
-    return esbuild.transformSync(text, { loader, format: 'cjs', target: 'node20', sourcefile: `/${rel}`, define: { 'import.meta.url': JSON.stringify(`file:///${rel}`) }, supported: { 'dynamic-import': false } }).code;
+    return esbuild.transformSync(text, {
+      loader,
+      format: 'cjs',
+      target: 'node20',
+      sourcefile: `/${rel}`,
+      define: { 'import.meta.url': JSON.stringify(`file:///${rel}`) },
+      supported: { 'dynamic-import': false },
+    }).code;
   } catch (err) {
     // The sandbox's require reports it as the module's own error.
     const first = (err as esbuild.TransformFailure).errors?.[0];

@@ -124,7 +124,13 @@ export class Node8Runtime implements Runtime {
     const failure = (err: unknown) => loadError(err, manifest, timeoutMs, mapStack);
     try {
       const main = await this.compile(blank.isolate, blank.context, code, timeoutMs);
-      const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, memoryMb: manifest.memoryMb ?? this.options.defaultMemoryMb });
+      const config = JSON.stringify({
+        accountId: manifest.account,
+        env: manifest.env,
+        main: manifest.file,
+        entrypoint: manifest.entrypoint,
+        memoryMb: manifest.memoryMb ?? this.options.defaultMemoryMb,
+      });
       // Module code runs on the isolate's thread, never this one: a fatal out-of-memory parks the
       // thread it happens on for good. A bundle with top-level await answers a promise.
       const loaded = instance.untilDeath(blank.initRef.apply(undefined, [config, main.derefInto()], { timeout: timeoutMs, result: { promise: true } })).then((style) => {
@@ -133,7 +139,10 @@ export class Node8Runtime implements Runtime {
       });
       if (mode === 'background') {
         instance.loadInBackground(loaded, failure);
-        void loaded.then(() => this.measure(instance), () => undefined);
+        void loaded.then(
+          () => this.measure(instance),
+          () => undefined,
+        );
         return instance;
       }
       await loaded;
@@ -183,4 +192,3 @@ function sizeMbOf(stats: ivm.HeapStatistics): number {
   const external = Math.max(0, stats.externally_allocated_size - sharedLibraryBytes());
   return Math.max(1, Math.ceil((stats.total_heap_size + stats.malloced_memory + external) / (1024 * 1024)));
 }
-

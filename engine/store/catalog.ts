@@ -132,7 +132,12 @@ export class Catalog {
 
   /** The ids of an account's keys matched since the last `takeUsedKeys`. */
   usedKeys(accountId: string): Set<string> {
-    return new Set(this.accounts.get(accountId)?.keys.filter((k) => k.used).map((k) => k.record.id));
+    return new Set(
+      this.accounts
+        .get(accountId)
+        ?.keys.filter((k) => k.used)
+        .map((k) => k.record.id),
+    );
   }
 
   /** A function as calls see it (the call path's lookup). */
@@ -219,9 +224,7 @@ export class Catalog {
     }
     // A key's "used" mark survives the account's other changes.
     const prior = this.accounts.get(id)?.keys;
-    const keys = record.keys
-      .filter((k) => !k.revokedAt)
-      .map((k) => ({ record: k, digest: Buffer.from(k.sha256, 'hex'), used: prior?.find((p) => p.record.id === k.id)?.used ?? false }));
+    const keys = record.keys.filter((k) => !k.revokedAt).map((k) => ({ record: k, digest: Buffer.from(k.sha256, 'hex'), used: prior?.find((p) => p.record.id === k.id)?.used ?? false }));
     this.accounts.set(id, { record, keys });
   }
 

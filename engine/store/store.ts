@@ -148,10 +148,7 @@ export interface VersionList {
 }
 
 /** What changed. The catalog reads the named record again; `all` asks for a full reload. */
-export type StoreChange =
-  | { kind: 'account'; accountId: string }
-  | { kind: 'function'; account: string; name: string }
-  | { kind: 'all' };
+export type StoreChange = { kind: 'account'; accountId: string } | { kind: 'function'; account: string; name: string } | { kind: 'all' };
 
 export interface CatalogSnapshot {
   accounts: AccountRecord[];

@@ -131,7 +131,8 @@ export class Routes {
     const requestId = newRequestId();
     work()
       .then(
-        ({ status, body }) => writeResponse(res, state, status, { 'content-type': 'application/json', 'X-Service-Request-ID': requestId, 'X-Service-Duration-Usecs': '0.000' }, JSON.stringify(body), false, refuseBody),
+        ({ status, body }) =>
+          writeResponse(res, state, status, { 'content-type': 'application/json', 'X-Service-Request-ID': requestId, 'X-Service-Duration-Usecs': '0.000' }, JSON.stringify(body), false, refuseBody),
         (err: unknown) => {
           const response = errorResponse(err, requestId, 0);
           writeResponse(res, state, response.status, responseHeaders(response), response.body, false, refuseBody);

@@ -13,7 +13,20 @@ import { apply, freeze } from '../../engine/sandbox/guest/intrinsics';
 import { makeCrypto } from '../../engine/capabilities/subtle/guest/random';
 import { TextDecoder, TextEncoder } from '../../engine/sandbox/guest/text';
 import { makeTimers } from '../../engine/capabilities/timers/guest/timers';
-import { ENTRY_GLOBAL, Fire, fromHost, requestIdOfMeta, META_SEPARATOR, RESEND_RESULTS, type CallResult, type FireKind, type HostBridge, type HostReply, type SandboxEntryPoints, type SyncOpKind } from '../../engine/sandbox/protocol';
+import {
+  ENTRY_GLOBAL,
+  Fire,
+  fromHost,
+  requestIdOfMeta,
+  META_SEPARATOR,
+  RESEND_RESULTS,
+  type CallResult,
+  type FireKind,
+  type HostBridge,
+  type HostReply,
+  type SandboxEntryPoints,
+  type SyncOpKind,
+} from '../../engine/sandbox/protocol';
 import { MessageChannel } from './message-channel';
 import { mountLazyFiles, type LazyFs } from './lazy-files';
 
@@ -204,7 +217,7 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   collectGarbage?.();
   pyCall = pyodide.globals.get('_islet_call');
   pyInit = pyodide.globals.get('_islet_init');
-  if (typeof pyCall !== 'function' || typeof pyInit !== 'function') throw new Error('the Python snapshot lacks islet\'s runtime');
+  if (typeof pyCall !== 'function' || typeof pyInit !== 'function') throw new Error("the Python snapshot lacks islet's runtime");
 }
 
 /**

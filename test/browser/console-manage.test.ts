@@ -81,7 +81,13 @@ function run(): void {
   t.test("the list shows each function's serving version, calls, errors and p99 over the last hour", async (t) => {
     const row = page.locator('table.data tbody tr', { has: page.getByRole('link', { name: 'greeter' }) });
     const cells = row.locator('td');
-    await t.resolves(cells.nth(4).getByText(String(CALLS + 1)).waitFor(), 'calls (the failed one included)');
+    await t.resolves(
+      cells
+        .nth(4)
+        .getByText(String(CALLS + 1))
+        .waitFor(),
+      'calls (the failed one included)',
+    );
     t.equal(await cells.nth(2).textContent(), 'v2', 'serving the newest version');
     t.equal(await cells.nth(5).textContent(), '1', 'one error');
     t.match(await cells.nth(6).textContent(), /^\d+(\.\d+)? (µs|ms)$/, 'a p99');
@@ -159,7 +165,10 @@ function run(): void {
     const shot = screenshotPath('console-keys');
     if (shot) await page.screenshot({ path: shot, fullPage: true });
     await page.getByRole('button', { name: 'Copy' }).click();
-    await page.getByRole('status').getByText(/Copied|Selected/).waitFor();
+    await page
+      .getByRole('status')
+      .getByText(/Copied|Selected/)
+      .waitFor();
     await page.getByRole('button', { name: 'Done' }).click();
     t.equal(await page.getByTestId('new-key').count(), 0, 'the key is not shown again');
     t.notMatch(await page.content(), apiKey, 'nor anywhere on the page');
@@ -174,7 +183,7 @@ function run(): void {
     t.same(cspViolations, [], 'no Content-Security-Policy violation on these pages');
   });
 
-  t.test("the function page shows its schedules: the next tick, the last run and how it ended", async (t) => {
+  t.test('the function page shows its schedules: the next tick, the last run and how it ended', async (t) => {
     await s.deploy('ticking', functionFolder("exports.handler = () => 'tick';"), 'handler', { schedules: ['* * * * * *'], timezone: 'Europe/Paris' });
     await page.goto(`${s.consoleUrl}/console/#/functions/ticking`);
     const schedules = page.getByTestId('schedules');

@@ -40,7 +40,8 @@ const CASES: Record<string, { headers: Record<string, string>; body: string }> =
 const MUST_RUN = ['upper', 'charset'];
 
 /** A one-page PDF, blank. */
-const PDF = '%PDF-1.1\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
+const PDF =
+  '%PDF-1.1\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
 
 const PAGES = `
 const CASES = ${JSON.stringify(CASES)};
@@ -140,7 +141,7 @@ function run(): void {
     t.match(await page.evaluate<string>('Object.values(sessionStorage).join(" ")'), s.apiKey, 'still signed in');
   });
 
-  t.test("the invoke form calls a function across the origins and shows its page as text, its redirect as data", async (t) => {
+  t.test('the invoke form calls a function across the origins and shows its page as text, its redirect as data', async (t) => {
     const before = probes.length;
     await page.evaluate("location.hash = '#/functions/public_page'");
     await page.getByRole('heading', { name: 'public_page', level: 1 }).waitFor();
@@ -162,7 +163,11 @@ function run(): void {
     await status.waitFor();
     t.equal((await status.textContent())?.trim(), '302 Found', 'a redirect is shown, not followed');
     t.match(await page.locator('table.headers').textContent(), /location\/elsewhere/);
-    t.same((await context.cookies(s.consoleUrl)).filter((c) => c.name === 'moved'), [], "the function's Set-Cookie did not reach the console's origin");
+    t.same(
+      (await context.cookies(s.consoleUrl)).filter((c) => c.name === 'moved'),
+      [],
+      "the function's Set-Cookie did not reach the console's origin",
+    );
     t.match(await page.evaluate<string>('Object.values(sessionStorage).join(" ")'), s.apiKey, 'still signed in');
   });
 }

@@ -83,12 +83,20 @@ function run(): void {
       if (labels.length === 0) await page.waitForTimeout(100);
     }
     t.ok(labels.length >= 2, `the axis has labels: ${labels.join(', ')}`);
-    t.ok(labels.every((l) => /^\d+(\.\d+)? s$/.test(l)), 'every label in seconds');
-    t.ok(labels.some((l) => Number.parseFloat(l) >= 20), 'up to the 30 s calls');
+    t.ok(
+      labels.every((l) => /^\d+(\.\d+)? s$/.test(l)),
+      'every label in seconds',
+    );
+    t.ok(
+      labels.some((l) => Number.parseFloat(l) >= 20),
+      'up to the 30 s calls',
+    );
     // Each label fits the room the axis gives it, at the axis's font.
     const size = Number(await latency.getAttribute('data-y-size'));
     const widths = await page.evaluate((texts) => {
-      const ctx = (globalThis as unknown as { document: { createElement(k: string): { getContext(k: string): { font: string; measureText(s: string): { width: number } } } } }).document.createElement('canvas').getContext('2d');
+      const ctx = (globalThis as unknown as { document: { createElement(k: string): { getContext(k: string): { font: string; measureText(s: string): { width: number } } } } }).document
+        .createElement('canvas')
+        .getContext('2d');
       ctx.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
       return texts.map((text) => ctx.measureText(text).width);
     }, labels);
@@ -125,7 +133,10 @@ function run(): void {
       });
       t.equal(overflow, 0, `${route}: the page is not wider than the window`);
       for (const name of ['Sign out', 'Functions', 'Keys']) {
-        const box = await page.getByRole(name === 'Sign out' ? 'button' : 'link', { name, exact: true }).first().boundingBox();
+        const box = await page
+          .getByRole(name === 'Sign out' ? 'button' : 'link', { name, exact: true })
+          .first()
+          .boundingBox();
         t.ok(box && box.x >= 0 && box.x + box.width <= 400, `${route}: ${name} is inside the window`);
       }
     }

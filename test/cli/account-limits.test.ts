@@ -96,7 +96,11 @@ t.test("an account's own limits (islet account limits, offline) apply when the s
     const other = await again.engine.createAccount();
     await again.engine.deploy(other.accountId, { name: 'ok', runtime: 'node8', file: 'function.js', entrypoint: 'ok', env: {} }, { dir: probes });
     const theirs = [await again.call('ok', { account: other.accountId, key: other.apiKey }), await again.call('ok', { account: other.accountId, key: other.apiKey })];
-    t.same(theirs.map((r) => r.status), [200, 429], "others keep the server's");
+    t.same(
+      theirs.map((r) => r.status),
+      [200, 429],
+      "others keep the server's",
+    );
     t.equal((await islet(['account', 'limits', accountId, '--reset', '--data', dataDir])).stdout, `Account ${accountId}: the server's defaults (a running server applies them when it starts again)\n`);
   } finally {
     await again.stop();

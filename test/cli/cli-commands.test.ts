@@ -51,13 +51,21 @@ t.test('schedules and asynchronous invocations: islet schedules, invoke --async,
   const status = async (which: string) => (await api(`/v2/accounts/${s.accountId}/invocations/${which}`)).status;
   t.ok(await eventually(async () => (await status(id)) === 'succeeded' && (await status(failing)) === 'failed', 30_000), 'one succeeded, one failed');
   const one = await islet(['invocations', 'cron_cli', id], { env });
-  t.match(one.stdout, new RegExp(`^${id}  succeeded  attempts 1  accepted \\S+Z  finished \\S+Z\n  request id [0-9a-f]{32} \\(islet logs cron_cli\\)\n  answered 200\n  \\{"got":\\{"n":7\\},"scheduled":false\\}\n$`), one.stdout);
+  t.match(
+    one.stdout,
+    new RegExp(`^${id}  succeeded  attempts 1  accepted \\S+Z  finished \\S+Z\n  request id [0-9a-f]{32} \\(islet logs cron_cli\\)\n  answered 200\n  \\{"got":\\{"n":7\\},"scheduled":false\\}\n$`),
+    one.stdout,
+  );
   const list = await islet(['invocations', 'cron_cli'], { env });
   t.match(list.stdout, new RegExp(`^${failing}\\s+failed\\s+1\\s+\\S+\\s+\\S+\\s+ERR_FUNCTION_FAILED$`, 'm'), 'retries: 0 fails at the first throw, with its error');
   t.match(list.stdout, new RegExp(`^${id}\\s+succeeded\\s+1\\s`, 'm'));
   t.ok(list.stdout.indexOf(failing) < list.stdout.indexOf(id), 'newest first');
   await api(`/v2/accounts/${s.accountId}/functions/cron_cli`, { method: 'DELETE' });
-  t.same((await api(`/v2/accounts/${s.accountId}/schedules`)).schedules.filter((v: { function: string }) => v.function === 'cron_cli'), [], 'a removed function has no schedule');
+  t.same(
+    (await api(`/v2/accounts/${s.accountId}/schedules`)).schedules.filter((v: { function: string }) => v.function === 'cron_cli'),
+    [],
+    'a removed function has no schedule',
+  );
 });
 
 t.test('a function with an npm dependency in node_modules deploys and uses it', async (t) => {
@@ -128,15 +136,13 @@ t.test('upload progress is drawn on a terminal only, not into a pipe or a log', 
   t.equal((await islet(['invoke', 'heavy'], { env })).stdout, '"heavy"\n');
   // script(1) runs the CLI on a pseudo-terminal and copies what it draws to its own stdout.
   const onTerminal = await new Promise<{ code: number; out: string }>((resolve) => {
-    execFile('script', ['-qec', `${ISLET_BIN} deploy heavy --dir ${dir}`, '/dev/null'], { env, timeout: 60_000 }, (error, stdout) =>
-      resolve({ code: error ? 1 : 0, out: String(stdout) }),
-    );
+    execFile('script', ['-qec', `${ISLET_BIN} deploy heavy --dir ${dir}`, '/dev/null'], { env, timeout: 60_000 }, (error, stdout) => resolve({ code: error ? 1 : 0, out: String(stdout) }));
   });
   t.equal(onTerminal.code, 0, onTerminal.out);
   t.match(onTerminal.out, /Uploading [\d.]+ MB: 100%/);
 });
 
-t.test("a key of account A cannot deploy, remove, list or read logs of account B (403)", async (t) => {
+t.test('a key of account A cannot deploy, remove, list or read logs of account B (403)', async (t) => {
   const other = await s.engine.createAccount();
   const asOther = { ...env, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: other.apiKey };
   const dir = fixture('deps-node8');

@@ -33,12 +33,15 @@ t.test('a Python deploy leaves out __pycache__ and native libraries, and names t
   t.equal(deployed.code, 0, deployed.stderr);
   t.equal((await islet(['invoke', 'py_pack'], { env })).stdout, '["function.py", "pkg", "service.yml", "__init__.py"]\n');
 
-  writeFileSync(path.join(dir, 'function.py'), 'from zoneinfo import ZoneInfo\n\n\ndef lookup(key):\n    return ZoneInfo(key)\n\nPARIS = lookup("Europe/Pariss")\n\ndef handler(body, req):\n    return 1\n');
+  writeFileSync(
+    path.join(dir, 'function.py'),
+    'from zoneinfo import ZoneInfo\n\n\ndef lookup(key):\n    return ZoneInfo(key)\n\nPARIS = lookup("Europe/Pariss")\n\ndef handler(body, req):\n    return 1\n',
+  );
   const failed = await islet(['deploy', 'py_pack', '--dir', dir], { env });
   t.equal(failed.code, 1);
   const [first, ...rest] = failed.stderr.split('\n');
   t.equal(first, `islet: ${path.join(dir, 'function.py')}:5: functions.py_pack: ZoneInfoNotFoundError: 'No time zone found with key Europe/Pariss' (function.py, line 5)`);
-  t.match(rest.join('\n'), /File "\/function\/function\.py", line 7, in <module>\n.*\n  File "\/function\/function\.py", line 5, in lookup/, 'the traceback of the function\'s frames');
+  t.match(rest.join('\n'), /File "\/function\/function\.py", line 7, in <module>\n.*\n  File "\/function\/function\.py", line 5, in lookup/, "the traceback of the function's frames");
   t.notMatch(failed.stderr, /service\.yml/, 'not blamed on service.yml');
   t.equal((await islet(['invoke', 'py_pack'], { env })).code, 0, 'the previous version still serves');
 });

@@ -46,7 +46,10 @@ for (const runtime of ['node8', 'python2']) {
 
     const listed = await islet(['list', '--json'], { cwd: work, env });
     const functions = JSON.parse(listed.stdout) as { name: string; runtime: string }[];
-    t.ok(functions.some((f) => f.name === name && f.runtime === runtime), 'list --json is valid JSON with the function');
+    t.ok(
+      functions.some((f) => f.name === name && f.runtime === runtime),
+      'list --json is valid JSON with the function',
+    );
     const table = await islet(['list'], { cwd: work, env });
     t.match(table.stdout, new RegExp(`^${name}\\s+${runtime}`, 'm'));
 
@@ -86,7 +89,10 @@ t.test('service.yml mistakes name the file, line and key, and deploy nothing', a
     ['functions:\n  bad:\n    file: function.js\n    runtime: node8\n   entrypoint: x\n', /service\.yml:5:/],
     ['functions:\n  bad:\n    file: function.js\n    entrypoint: handler\n    runtime: node9\n', /service\.yml:5: functions\.bad\.runtime: unknown runtime "node9"/],
     ['functions:\n  bad:\n    file: nope.js\n    entrypoint: handler\n    runtime: node8\n', /service\.yml:3: functions\.bad\.file: nope\.js does not exist/],
-    ['functions:\n  bad:\n    file: function.js\n    entrypoint: handler\n    runtime: node8\n    env:\n      PORT: 8080\n', /service\.yml:7: functions\.bad\.env\.PORT: value must be a string, got number/],
+    [
+      'functions:\n  bad:\n    file: function.js\n    entrypoint: handler\n    runtime: node8\n    env:\n      PORT: 8080\n',
+      /service\.yml:7: functions\.bad\.env\.PORT: value must be a string, got number/,
+    ],
     ['functions:\n  bad:\n    file: function.js\n    entrypoint: missing\n    runtime: node8\n', /service\.yml:4: .*does not export a function named "missing"/],
     ['functions:\n  other:\n    file: function.js\n    runtime: node8\n', /functions\.bad: not found \(functions in this file: other\)/],
   ];
@@ -96,6 +102,8 @@ t.test('service.yml mistakes name the file, line and key, and deploy nothing', a
     t.match(result.stderr, expected);
   }
   const listed = JSON.parse((await islet(['list', '--json'], { env })).stdout) as { name: string }[];
-  t.notOk(listed.some((f) => f.name === 'bad'), 'nothing deployed');
+  t.notOk(
+    listed.some((f) => f.name === 'bad'),
+    'nothing deployed',
+  );
 });
-

@@ -47,7 +47,7 @@ async function loggedIn(key: string): Promise<NodeJS.ProcessEnv> {
   return env;
 }
 
-t.test('item 1: ISLET_URL, ISLET_ACCOUNT and ISLET_API_KEY are the CLI\'s own, with nothing on stderr', async (t) => {
+t.test("item 1: ISLET_URL, ISLET_ACCOUNT and ISLET_API_KEY are the CLI's own, with nothing on stderr", async (t) => {
   const listed = await islet(['list', '--json'], { env: own() });
   t.equal(listed.code, 0, listed.stderr);
   t.equal(listed.stderr, '');
@@ -64,7 +64,7 @@ t.test('item 1: the old SERVICE_* names still work, with a one-line notice on st
   t.match(listed.stderr, /^islet: using SERVICE_URL, SERVICE_ACCOUNT_ID and SERVICE_API_KEY, the old names of ISLET_URL, ISLET_ACCOUNT and ISLET_API_KEY/);
 });
 
-t.test('item 1: a function\'s invoke key exported as SERVICE_API_KEY (as service.yml says) is named in the refusal', async (t) => {
+t.test("item 1: a function's invoke key exported as SERVICE_API_KEY (as service.yml says) is named in the refusal", async (t) => {
   // The issue's case: logged in with the admin key, then `export SERVICE_API_KEY=<invoke key>` for a deploy.
   const env = { ...(await loggedIn(s.apiKey)), SERVICE_API_KEY: invokeKey };
   const listed = await islet(['list'], { env });
@@ -82,7 +82,10 @@ t.test('item 1: a refusal names the login file or ISLET_API_KEY when the key cam
   const fromFile = await loggedIn(invokeKey);
   const refused = await islet(['keys', 'list'], { env: fromFile });
   t.equal(refused.code, 1);
-  t.match(refused.stderr, new RegExp(`^islet: ERR_FORBIDDEN: .*hello-calls.* \\(the key came from the login file ${path.join(fromFile.XDG_CONFIG_HOME!, 'islet', 'credentials.json').replace(/[.]/g, '\\.')}\\)\\n$`));
+  t.match(
+    refused.stderr,
+    new RegExp(`^islet: ERR_FORBIDDEN: .*hello-calls.* \\(the key came from the login file ${path.join(fromFile.XDG_CONFIG_HOME!, 'islet', 'credentials.json').replace(/[.]/g, '\\.')}\\)\\n$`),
+  );
   const fromVariable = await islet(['versions', 'echo'], { env: { ...own(), ISLET_API_KEY: invokeKey } });
   t.equal(fromVariable.code, 1);
   t.match(fromVariable.stderr, /\(the key came from ISLET_API_KEY\)\n$/);
@@ -129,7 +132,10 @@ t.test('item 4: -i / --include prints the status line and the headers first', as
     const lines = head!.split('\n');
     t.equal(lines[0], 'HTTP/1.1 200 OK', flag);
     t.ok(lines.includes('content-type: application/json'), 'the headers');
-    t.ok(lines.some((l) => /^x-service-request-id: [0-9a-f]{32}$/.test(l)), 'the X-Service-* headers among them');
+    t.ok(
+      lines.some((l) => /^x-service-request-id: [0-9a-f]{32}$/.test(l)),
+      'the X-Service-* headers among them',
+    );
     t.equal(body, '{"bytes":14,"name":"Ada"}\n');
   }
 });

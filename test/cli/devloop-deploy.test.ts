@@ -75,7 +75,7 @@ t.test('deploy prints the version it made, leaves out the packages the code neve
   t.equal(pasted, '"dep+data"');
 });
 
-t.test('a public function\'s curl line needs no key', async (t) => {
+t.test("a public function's curl line needs no key", async (t) => {
   folder('public_hi', { 'function.js': 'exports.handler = () => "hi";\n' });
   const deployed = await islet(['deploy', 'public_hi'], { cwd: work, env });
   t.equal(deployed.code, 0, deployed.stderr);
@@ -84,7 +84,11 @@ t.test('a public function\'s curl line needs no key', async (t) => {
 });
 
 t.test('a require of a computed name keeps all of node_modules (only a run could tell which)', async (t) => {
-  folder('computed', { 'function.js': 'exports.handler = (body) => require(body.name || "unused");\n', 'node_modules/unused/index.js': 'module.exports = "found at run time";\n', 'node_modules/unused/big.bin': MB });
+  folder('computed', {
+    'function.js': 'exports.handler = (body) => require(body.name || "unused");\n',
+    'node_modules/unused/index.js': 'module.exports = "found at run time";\n',
+    'node_modules/unused/big.bin': MB,
+  });
   const deployed = await islet(['deploy', 'computed'], { cwd: work, env });
   t.equal(deployed.code, 0, deployed.stderr);
   t.notMatch(deployed.stdout, /Left out/);
@@ -93,7 +97,12 @@ t.test('a require of a computed name keeps all of node_modules (only a run could
 });
 
 t.test('node18, node20, nodejs and python3.12 are refused with the runtime name to write', async (t) => {
-  for (const [runtime, hint] of [['node20', 'write runtime: node8'], ['nodejs', 'write runtime: node8'], ['nodejs18.x', 'write runtime: node8'], ['python3.12', 'write runtime: python3']] as const) {
+  for (const [runtime, hint] of [
+    ['node20', 'write runtime: node8'],
+    ['nodejs', 'write runtime: node8'],
+    ['nodejs18.x', 'write runtime: node8'],
+    ['python3.12', 'write runtime: python3'],
+  ] as const) {
     folder(`rt_${runtime.replace(/\W/g, '')}`, { 'function.js': 'exports.handler = () => 1;\n' }, runtime);
     const deployed = await islet(['deploy', `rt_${runtime.replace(/\W/g, '')}`], { cwd: work, env });
     t.equal(deployed.code, 1);
@@ -131,7 +140,11 @@ const EXPRESS = {
 t.test('an Express app exported as a handler gets a sentence saying how it runs; one that listens deploys', async (t) => {
   const app = 'const express = require("express");\nconst app = express();\napp.get("/", (req, res) => res.send("hi"));\n';
   for (const [name, tail, says] of [
-    ['express_handler', 'exports.handler = app;\n', /function\.js: its export "handler" is a Node server app \(Express, Connect, Koa or Fastify\), which is not a handler: call its listen\(\) as the module loads/],
+    [
+      'express_handler',
+      'exports.handler = app;\n',
+      /function\.js: its export "handler" is a Node server app \(Express, Connect, Koa or Fastify\), which is not a handler: call its listen\(\) as the module loads/,
+    ],
     ['express_module', 'module.exports = app;\n', /function\.js: its export is a Node server app .*[Ee]xport handler\(body, context\), or a default export with fetch\(request, env, ctx\)/],
   ] as const) {
     folder(name, { 'function.js': app + tail, ...EXPRESS });

@@ -47,7 +47,10 @@ t.test('colour codes are kept out of the logs: the API, islet logs and its --jso
   t.equal(res.status, 200);
   const requestId = res.headers.get('x-service-request-id')!;
   const lines = (await entriesOf('coloured')).filter((e) => e.requestId === requestId && e.level === 'info');
-  t.same(lines.map((e) => e.message), ['<-- GET /', 'plain']);
+  t.same(
+    lines.map((e) => e.message),
+    ['<-- GET /', 'plain'],
+  );
   const text = await islet(['logs', 'coloured'], { env });
   t.equal(text.code, 0, text.stderr);
   t.notMatch(text.stdout, /\x1b/, 'no escape in islet logs');
@@ -55,17 +58,24 @@ t.test('colour codes are kept out of the logs: the API, islet logs and its --jso
   t.notMatch((await islet(['logs', 'coloured', '--json'], { env })).stdout, /\\u001b|\x1b/, 'nor in --json');
 });
 
-t.test("a Python warning is a warn line of the call that caused it, at load and in the handler", async (t) => {
+t.test('a Python warning is a warn line of the call that caused it, at load and in the handler', async (t) => {
   const res = await s.call('warns', { method: 'PUT', body: '{}' });
   t.equal(res.status, 200, await res.clone().text());
   const requestId = res.headers.get('x-service-request-id')!;
   const mine = (await entriesOf('warns')).filter((e) => e.requestId === requestId);
   const warnings = mine.filter((e) => e.level === 'warn');
   t.equal(warnings.length, 2, 'both warnings, as one line each');
-  t.match(warnings[0]?.message, /^function\.py:6: RequestsDependencyWarning: urllib3 \(2\.0\) or chardet \(5\.2\) doesn't match a supported version!/, 'the import-time one, with the call that cold-started the instance');
+  t.match(
+    warnings[0]?.message,
+    /^function\.py:6: RequestsDependencyWarning: urllib3 \(2\.0\) or chardet \(5\.2\) doesn't match a supported version!/,
+    'the import-time one, with the call that cold-started the instance',
+  );
   t.match(warnings[1]?.message, /^function\.py:9: UserWarning: called with PUT/);
   t.equal(mine.filter((e) => e.level === 'error').length, 0, 'nothing at error');
-  t.notOk((await entriesOf('warns')).some((e) => e.level === 'error'), 'no error line at all');
+  t.notOk(
+    (await entriesOf('warns')).some((e) => e.level === 'error'),
+    'no error line at all',
+  );
 });
 
 t.test("the call line has the handler's time and the whole wait, cold start included", async (t) => {

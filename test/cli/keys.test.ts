@@ -41,7 +41,10 @@ t.test('keys create prints the key once; names are unique; list shows names, sco
   t.notMatch(listed.stdout, /isk_/, 'no key is ever listed');
   const json = JSON.parse((await islet(['keys', 'list', '--json'], { env })).stdout) as { name: string; sha256?: string }[];
   t.same(json.map((k) => k.name).sort(), ['caller', 'ci', 'default']);
-  t.notOk(json.some((k) => 'sha256' in k), 'no digest either');
+  t.notOk(
+    json.some((k) => 'sha256' in k),
+    'no digest either',
+  );
 });
 
 t.test('an invoke key calls functions (directly and from a function), and nothing else: 403 ERR_FORBIDDEN naming the scope', async (t) => {

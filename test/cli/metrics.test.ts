@@ -67,7 +67,17 @@ t.test("the server's token reads everything: every account, the server's figures
   t.match(text, `islet_function_calls_total{account="${other.accountId}",function="theirs",code="200"} 1\n`);
   t.match(text, `islet_function_calls_total${label('ok', ',code="200"')} 5\n`);
   for (const outcome of ['ok', 'refused', 'timeout', 'too_large', 'invalid', 'failed']) t.match(text, `islet_egress_requests_total{outcome="${outcome}"} `);
-  for (const name of ['islet_log_lines_dropped_total', 'islet_catastrophic_oom_total', 'islet_warm_instances', 'islet_warm_memory_bytes', 'islet_accounts', 'islet_functions', 'process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds']) {
+  for (const name of [
+    'islet_log_lines_dropped_total',
+    'islet_catastrophic_oom_total',
+    'islet_warm_instances',
+    'islet_warm_memory_bytes',
+    'islet_accounts',
+    'islet_functions',
+    'process_cpu_user_seconds_total',
+    'process_resident_memory_bytes',
+    'nodejs_eventloop_lag_seconds',
+  ]) {
     t.match(text, new RegExp(`^${name} \\d`, 'm'), name);
   }
 });
@@ -89,14 +99,26 @@ t.test('refused calls are counted by status and code; X-Service-Version is on ev
 t.test('islet stats prints rate, errors and p50/p99 over the window; --json has a series', async (t) => {
   const out = await islet(['stats', 'ok'], { env });
   t.equal(out.code, 0, out.stderr);
-  t.match(out.stdout, /^ok, last 5m:\n  calls\s+5 \([\d.]+\/s\)\n  errors\s+0 \(0\.00%\)\n  refused\s+1 \(over a limit: 413, 429, 503\)\n  p50\s+[\d.]+ ms\n  p99\s+[\d.]+ ms\n  in flight\s+0\n  warm\s+1 instance \([\d.]+ MB\)\n  cold starts\s+1 since the server started\n$/);
-  const failing = JSON.parse((await islet(['stats', 'throws', '--json', '--window', '1m'], { env })).stdout) as { calls: number; errors: number; errorRate: number; series: { t: number; calls: number }[]; stepSec: number };
+  t.match(
+    out.stdout,
+    /^ok, last 5m:\n  calls\s+5 \([\d.]+\/s\)\n  errors\s+0 \(0\.00%\)\n  refused\s+1 \(over a limit: 413, 429, 503\)\n  p50\s+[\d.]+ ms\n  p99\s+[\d.]+ ms\n  in flight\s+0\n  warm\s+1 instance \([\d.]+ MB\)\n  cold starts\s+1 since the server started\n$/,
+  );
+  const failing = JSON.parse((await islet(['stats', 'throws', '--json', '--window', '1m'], { env })).stdout) as {
+    calls: number;
+    errors: number;
+    errorRate: number;
+    series: { t: number; calls: number }[];
+    stepSec: number;
+  };
   t.equal(failing.calls, 3);
   t.equal(failing.errors, 3);
   t.equal(failing.errorRate, 1);
   t.equal(failing.stepSec, 5);
   t.equal(failing.series.length, 12, 'a point per 5 s over a minute');
-  t.equal(failing.series.reduce((n, p) => n + p.calls, 0), 3);
+  t.equal(
+    failing.series.reduce((n, p) => n + p.calls, 0),
+    3,
+  );
   const hour = JSON.parse((await islet(['stats', 'ok', '--json', '--window', '1h'], { env })).stdout) as { stepSec: number; series: unknown[]; calls: number };
   t.same([hour.stepSec, hour.series.length, hour.calls], [60, 60, 5], 'an hour: a point per minute');
   t.match((await islet(['stats', 'ok', '--window', '2d'], { env })).stderr, /ERR_BAD_REQUEST: window "2d": expected 30s to 24h/);
@@ -111,10 +133,16 @@ t.test("a failed call's error and the user's stack are in the function's logs, a
   t.match(lines[1], /^ {4}at .*function\.js:41:\d+/, "the user's frame, in the user's file");
   t.notMatch(text.stdout, /CALL|dist\/|isolated-vm/, 'no call lines, no frame of islet');
   t.equal(text.stdout.match(/ERROR/g)?.length, 3, 'one per failed call');
-  const json = (await islet(['logs', 'throws', '--level', 'error', '--json'], { env })).stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  const json = (await islet(['logs', 'throws', '--level', 'error', '--json'], { env })).stdout
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
   t.equal(json.length, 3);
   t.match(json[0], { level: 'error', code: 'ERR_FUNCTION_FAILED', version: 1, message: /the handler failed on purpose/, stack: /function\.js:41/ });
-  const all = (await islet(['logs', 'throws', '--json'], { env })).stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { level: string });
+  const all = (await islet(['logs', 'throws', '--json'], { env })).stdout
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { level: string });
   t.same([...new Set(all.map((e) => e.level))].sort(), ['call', 'error'], 'call lines and error lines');
   const warn = (await islet(['logs', 'throws', '--level', 'warn'], { env })).stdout;
   t.equal(warn.match(/ERROR/g)?.length, 3, '--level warn shows errors too');

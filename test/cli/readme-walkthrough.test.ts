@@ -25,7 +25,15 @@ function shBlock(marker: string): { command: string; comment: string }[] {
     .filter((line) => line.trim())
     .map((line) => {
       const hash = line.search(/\s#\s/);
-      return hash < 0 ? { command: line.trim(), comment: '' } : { command: line.slice(0, hash).trim(), comment: line.slice(hash).replace(/^\s#\s/, '').trim() };
+      return hash < 0
+        ? { command: line.trim(), comment: '' }
+        : {
+            command: line.slice(0, hash).trim(),
+            comment: line
+              .slice(hash)
+              .replace(/^\s#\s/, '')
+              .trim(),
+          };
     });
 }
 
@@ -42,7 +50,10 @@ t.test('the quick start of "The islet command", line by line', async (t) => {
   let accountId = '';
   let apiKey = '';
   const run = async (command: string) => {
-    const args = command.split(/\s+/).slice(1).map((a) => a.replace('<id>', accountId).replace('<key>', apiKey).replace('http://127.0.0.1:8080', url));
+    const args = command
+      .split(/\s+/)
+      .slice(1)
+      .map((a) => a.replace('<id>', accountId).replace('<key>', apiKey).replace('http://127.0.0.1:8080', url));
     return islet(args, { cwd: work, env });
   };
 
@@ -87,8 +98,7 @@ t.test('the quick start of "The islet command", line by line', async (t) => {
           const serving = /^hello: (.*)$/m.exec(result.stdout)?.[1] ?? '';
           t.match(serving, new RegExp(`version ${split[1]} serves ${split[2]}%`), comment);
           t.match(serving, new RegExp(`version ${split[3]} serves ${100 - Number(split[2])}%`), comment);
-        }
-        else t.equal(comment, `version ${version}`);
+        } else t.equal(comment, `version ${version}`);
         // The printed invoke line runs as it is printed.
         const invokeLine = /^ {2}(islet invoke .*)$/m.exec(result.stdout)?.[1];
         t.equal(invokeLine, 'islet invoke hello');
@@ -106,7 +116,13 @@ t.test('the quick start of "The islet command", line by line', async (t) => {
         break;
       case 'islet stats':
         t.equal(comment, 'rate, errors, p50/p99 over the last 5 minutes');
-        for (const [what, shown] of [['the rate', /calls +\d+ \(\d+(\.\d+)?\/s\)/], ['errors', /^ +errors +\d+/m], ['p50', /^ +p50 +[\d.]+ m?s$/m], ['p99', /^ +p99 +[\d.]+ m?s$/m], ['the last 5 minutes', /^hello, last 5m:/]] as const) {
+        for (const [what, shown] of [
+          ['the rate', /calls +\d+ \(\d+(\.\d+)?\/s\)/],
+          ['errors', /^ +errors +\d+/m],
+          ['p50', /^ +p50 +[\d.]+ m?s$/m],
+          ['p99', /^ +p99 +[\d.]+ m?s$/m],
+          ['the last 5 minutes', /^hello, last 5m:/],
+        ] as const) {
           t.match(result.stdout, shown, `stats shows ${what}`);
         }
         break;

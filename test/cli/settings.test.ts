@@ -45,7 +45,7 @@ t.test('a value out of bounds names the flag and the bounds', async (t) => {
   }
 });
 
-t.test('a word that is not among a setting\'s choices names the flag and the choices', async (t) => {
+t.test("a word that is not among a setting's choices names the flag and the choices", async (t) => {
   t.equal(parseServeOptions([]).logLevel, 'info');
   t.equal(parseServeOptions(['--log-level', 'debug']).logLevel, 'debug');
   t.throws(() => parseServeOptions(['--log-level', 'loud']), { message: '--log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent' });

@@ -56,7 +56,13 @@ t.test('every deploy is a numbered version; versions lists them; rollback switch
   t.equal(listed.code, 0, listed.stderr);
   t.match(listed.stdout, /^VERSION\s+SERVING\s+DEPLOYED\s+HASH\s+MESSAGE\n2\s+100%\s+\S+Z\s+[0-9a-f]{12}\n1\s+\S+Z\s+[0-9a-f]{12}\s+first release\n$/);
   const json = JSON.parse((await islet(['versions', 'app', '--json'], { env })).stdout) as { latest: number; versions: { version: number; percent: number }[] };
-  t.same(json.versions.map((v) => [v.version, v.percent]), [[2, 100], [1, 0]]);
+  t.same(
+    json.versions.map((v) => [v.version, v.percent]),
+    [
+      [2, 100],
+      [1, 0],
+    ],
+  );
 
   const back = await islet(['rollback', 'app'], { env });
   t.equal(back.stdout, 'app: version 1 serves all calls\n', back.stderr);
@@ -138,11 +144,29 @@ t.test('deploy --percent splits the calls; a sticky key always gets the same ver
 t.test('routes: the version routes answer JSON, need an admin key, and refuse bad input', async (t) => {
   const base = `${s.url}/v2/accounts/${s.accountId}/functions/app`;
   const admin = { 'X-Service-Api-Key': s.apiKey, 'content-type': 'application/json' };
-  const put = await fetch(`${base}/traffic`, { method: 'PUT', headers: admin, body: JSON.stringify({ traffic: [{ version: 1, percent: 25 }, { version: 2, percent: 75 }] }) });
-  t.same(await put.json(), { name: 'app', traffic: [{ version: 1, percent: 25 }, { version: 2, percent: 75 }] });
+  const put = await fetch(`${base}/traffic`, {
+    method: 'PUT',
+    headers: admin,
+    body: JSON.stringify({
+      traffic: [
+        { version: 1, percent: 25 },
+        { version: 2, percent: 75 },
+      ],
+    }),
+  });
+  t.same(await put.json(), {
+    name: 'app',
+    traffic: [
+      { version: 1, percent: 25 },
+      { version: 2, percent: 75 },
+    ],
+  });
   const described = (await (await fetch(base, { headers: admin })).json()) as { function: { version: number; traffic: unknown } };
   t.equal(described.function.version, 2, 'a description shows the version serving most');
-  t.same(described.function.traffic, [{ version: 1, percent: 25 }, { version: 2, percent: 75 }]);
+  t.same(described.function.traffic, [
+    { version: 1, percent: 25 },
+    { version: 2, percent: 75 },
+  ]);
   t.equal((await fetch(`${base}/traffic`, { method: 'PUT', headers: admin, body: '{"traffic":' })).status, 400, 'a body that is not JSON');
   t.equal((await fetch(`${base}/traffic`, { method: 'PUT', headers: admin, body: '[]' })).status, 400, 'a body that is not an object');
   const rollback = await fetch(`${base}/rollback`, { method: 'POST', headers: admin, body: JSON.stringify({ to: 'two' }) });

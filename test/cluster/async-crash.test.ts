@@ -29,7 +29,8 @@ t.test('200 queued invocations survive a kill -9 of the server, none lost', asyn
   );
   t.equal(ids.size, 200, '200 accepted');
   const list = async (s: { url: string }) =>
-    ((await (await fetch(`${s.url}/v2/accounts/${first.accountId}/functions/slow/invocations?limit=1000`, { headers })).json()) as { invocations: { invocationId: string; status: string }[] }).invocations;
+    ((await (await fetch(`${s.url}/v2/accounts/${first.accountId}/functions/slow/invocations?limit=1000`, { headers })).json()) as { invocations: { invocationId: string; status: string }[] })
+      .invocations;
   const before = (await list(first)).filter((i) => i.status !== 'succeeded').length;
   first.crash();
   await first.exited;

@@ -63,7 +63,12 @@ function conformance(kind: string, open: () => Promise<{ served: Served; account
     const { served: s, accounts } = await open();
     const [a, b] = accounts;
     t.teardown(() => s.stop());
-    await deploy(s, a, 'echo', `exports.handler = async (body, ctx) => ({ body, method: ctx.request.method, path: ctx.request.path, query: ctx.request.query, header: ctx.request.headers['x-note'] || null, key: ctx.request.headers['x-service-api-key'] || null });`);
+    await deploy(
+      s,
+      a,
+      'echo',
+      `exports.handler = async (body, ctx) => ({ body, method: ctx.request.method, path: ctx.request.path, query: ctx.request.query, header: ctx.request.headers['x-note'] || null, key: ctx.request.headers['x-service-api-key'] || null });`,
+    );
     await deploy(s, a, 'boom', `let n = 0; exports.handler = () => { n++; throw new Error('boom ' + n); };`, { retries: 2 });
     await deploy(s, a, 'five', `exports.handler = (body, ctx) => new ctx.HTTPResponse({ statusCode: 503, body: 'not now' });`, { retries: 1 });
     // 150 ms a run, two at a time for one account: a backlog of 100 lasts about 7 s, long enough to see B pass it.
@@ -81,15 +86,25 @@ function conformance(kind: string, open: () => Promise<{ served: Served; account
       t.equal(done.attempts, 1);
       t.equal(done.function, 'echo');
       t.equal(done.result.status, 200);
-      t.same(JSON.parse(done.result.body), { body: { n: 42 }, method: 'PUT', path: '/items/7', query: { x: '1' }, header: 'kept', key: null }, 'the call as it came, without the caller\'s key');
-      const logs = (await (await fetch(`${s.url}/v2/accounts/${a.id}/functions/echo/logs`, { headers: { 'X-Service-Api-Key': a.key } })).json()) as { entries: { requestId: string; message: string }[] };
-      t.ok(logs.entries.some((e) => e.requestId === done.requestId && /^ASYNC PUT 200 /.test(e.message)), 'the run is in the function\'s logs like a call');
+      t.same(JSON.parse(done.result.body), { body: { n: 42 }, method: 'PUT', path: '/items/7', query: { x: '1' }, header: 'kept', key: null }, "the call as it came, without the caller's key");
+      const logs = (await (await fetch(`${s.url}/v2/accounts/${a.id}/functions/echo/logs`, { headers: { 'X-Service-Api-Key': a.key } })).json()) as {
+        entries: { requestId: string; message: string }[];
+      };
+      t.ok(
+        logs.entries.some((e) => e.requestId === done.requestId && /^ASYNC PUT 200 /.test(e.message)),
+        "the run is in the function's logs like a call",
+      );
       const list = (await (await fetch(`${s.url}/v2/accounts/${a.id}/functions/echo/invocations`, { headers: { 'X-Service-Api-Key': a.key } })).json()) as { invocations: { invocationId: string }[] };
       t.equal(list.invocations[0]?.invocationId, invocationId, 'listed, newest first');
     });
 
     await t.test('a streamed answer is kept whole', async (t) => {
-      await deploy(s, a, 'streamer', `exports.handler = (body, ctx) => new ctx.HTTPResponse({ statusCode: 201, body: (async function* () { for (let i = 0; i < 3; i++) yield 'line ' + i + '\\n'; })() });`);
+      await deploy(
+        s,
+        a,
+        'streamer',
+        `exports.handler = (body, ctx) => new ctx.HTTPResponse({ statusCode: 201, body: (async function* () { for (let i = 0; i < 3; i++) yield 'line ' + i + '\\n'; })() });`,
+      );
       const done = await settled(s, a, await queued(s, a, 'streamer'));
       t.equal(done.status, 'succeeded');
       t.equal(done.result.status, 201);
@@ -103,7 +118,9 @@ function conformance(kind: string, open: () => Promise<{ served: Served; account
       t.equal(missing.status, 404);
       t.equal(((await missing.json()) as { errorCode: string }).errorCode, 'ERR_NO_SUCH_FUNCTION');
       t.equal((await queue(s, a, 'bad%2Fname')).status, 400, 'a name that is not a name');
-      const invokeKey = ((await (await fetch(`${s.url}/v2/accounts/${a.id}/keys`, { method: 'POST', headers: { 'X-Service-Api-Key': a.key }, body: '{"scope":"invoke"}' })).json()) as { apiKey: string }).apiKey;
+      const invokeKey = (
+        (await (await fetch(`${s.url}/v2/accounts/${a.id}/keys`, { method: 'POST', headers: { 'X-Service-Api-Key': a.key }, body: '{"scope":"invoke"}' })).json()) as { apiKey: string }
+      ).apiKey;
       const id = (await (await queue(s, a, 'echo', '{}', invokeKey)).json()) as { invocationId: string };
       t.ok(id.invocationId, 'an invoke key may queue');
       const forbidden = await record(s, a, id.invocationId, invokeKey);
@@ -130,7 +147,12 @@ function conformance(kind: string, open: () => Promise<{ served: Served; account
       const bound = LIMITS.asyncMaxQueued!;
       const ids = await Promise.all(Array.from({ length: bound }, () => queue(s, a, 'slow')));
       const accepted = ids.filter((r) => r.status === 202).length;
-      const others = await Promise.all(ids.filter((r) => r.status !== 202).slice(0, 3).map(async (r) => `${r.status} ${await r.text()}`));
+      const others = await Promise.all(
+        ids
+          .filter((r) => r.status !== 202)
+          .slice(0, 3)
+          .map(async (r) => `${r.status} ${await r.text()}`),
+      );
       t.equal(accepted, bound, `up to the bound${others.length ? ` (refused: ${others.join('; ')})` : ''}`);
       const over = await queue(s, a, 'slow');
       t.equal(over.status, 403);

@@ -12,7 +12,6 @@ import { eventually, serveArgs } from '../helpers/supervised';
 
 // Nodes as real processes on one PostgreSQL: kill -9 during deploys, and `islet store copy`.
 withPostgres(t, (pg) => {
-
   /** `islet serve --store` with one worker, in its own process group; resolves with its URL. */
   const serveNode = (url: string) => {
     const child = spawn(process.execPath, serveArgs(mkdtempSync(path.join(tmpdir(), 'islet-node-')), ['--workers', '1', '--store', url]), { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -39,7 +38,10 @@ withPostgres(t, (pg) => {
     const outcomes = { old: 0, new: 0 };
     for (let round = 1; round <= 5; round++) {
       const node = await serveNode(pg().url);
-      const deploy = account.deploy(node, 'durable', `exports.handler = () => "v${round}";\n${padding}`).then((r) => r.status, () => 0);
+      const deploy = account.deploy(node, 'durable', `exports.handler = () => "v${round}";\n${padding}`).then(
+        (r) => r.status,
+        () => 0,
+      );
       await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 300)));
       node.crash();
       const status = await deploy;
@@ -81,8 +83,19 @@ withPostgres(t, (pg) => {
     const account = client(source.accountId, source.apiKey);
     t.equal(await account.answer(node, 'one'), '"one"', 'the original key calls the copied function on a PostgreSQL node');
     t.equal(await account.answer(node, 'two'), '"two"');
-    t.same(['one', 'two'].map((name) => node.engine.describe(source.accountId, name)?.version), versions, 'the same version numbers');
-    t.same(node.engine.catalog.function(source.accountId, 'split')?.record.traffic, [{ version: 1, percent: 80 }, { version: 2, percent: 20 }], 'the split as it was');
+    t.same(
+      ['one', 'two'].map((name) => node.engine.describe(source.accountId, name)?.version),
+      versions,
+      'the same version numbers',
+    );
+    t.same(
+      node.engine.catalog.function(source.accountId, 'split')?.record.traffic,
+      [
+        { version: 1, percent: 80 },
+        { version: 2, percent: 20 },
+      ],
+      'the split as it was',
+    );
     t.equal(await client(source.accountId, invoke.apiKey).answer(node, 'one'), '"one"', 'the invoke key calls');
     t.same((await node.store.readAccount(source.accountId))?.limits, { ratePerSec: 500 }, "the account's own limits");
     await node.stop();
@@ -91,9 +104,19 @@ withPostgres(t, (pg) => {
     t.equal(out.code, 0, out.stderr);
     const restored = await startTestServer({ dataDir: back });
     t.equal(await (await restored.call('one', { account: source.accountId, key: source.apiKey })).text(), '"one"', 'and back into a data directory');
-    t.same(['one', 'two'].map((name) => restored.engine.describe(source.accountId, name)?.version), versions);
-    t.same((await restored.engine.manage.versions(source.accountId, 'split')).versions.map((m) => m.version), [2, 1], 'both versions of the split');
-    t.same(restored.engine.catalog.function(source.accountId, 'split')?.record.traffic, [{ version: 1, percent: 80 }, { version: 2, percent: 20 }]);
+    t.same(
+      ['one', 'two'].map((name) => restored.engine.describe(source.accountId, name)?.version),
+      versions,
+    );
+    t.same(
+      (await restored.engine.manage.versions(source.accountId, 'split')).versions.map((m) => m.version),
+      [2, 1],
+      'both versions of the split',
+    );
+    t.same(restored.engine.catalog.function(source.accountId, 'split')?.record.traffic, [
+      { version: 1, percent: 80 },
+      { version: 2, percent: 20 },
+    ]);
     await restored.stop();
     const refused = await islet(['store', 'copy', '--from', back]);
     t.equal(refused.code, 1);

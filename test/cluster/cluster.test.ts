@@ -47,7 +47,11 @@ withPostgres(t, (pg) => {
   t.test('a rollback, a split and a key revoked on one node hold on the others within 1 s', async (t) => {
     const [a, b, c] = nodes as [TestNode, TestNode, TestNode];
     const admin = (node: TestNode, method: string, route: string, body?: unknown) =>
-      fetch(`${node.url}/v2/accounts/${accountId}${route}`, { method, headers: { 'X-Service-Api-Key': account.apiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      fetch(`${node.url}/v2/accounts/${accountId}${route}`, {
+        method,
+        headers: { 'X-Service-Api-Key': account.apiKey, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     await account.deploy(a, 'released', 'exports.handler = () => "one";\n');
     await account.deploy(a, 'released', 'exports.handler = () => "two";\n');
     await propagation(t, 'released', '"two"', [a, b, c]);
@@ -56,14 +60,32 @@ withPostgres(t, (pg) => {
     await propagation(t, 'released', '"one"', [a, b, c]);
     t.equal((await account.call(c, 'released')).headers.get('x-service-version'), '1', 'C names the version it ran');
 
-    t.equal((await admin(c, 'PUT', '/functions/released/traffic', { traffic: [{ version: 1, percent: 50 }, { version: 2, percent: 50 }] })).status, 200, 'a split through C');
+    t.equal(
+      (
+        await admin(c, 'PUT', '/functions/released/traffic', {
+          traffic: [
+            { version: 1, percent: 50 },
+            { version: 2, percent: 50 },
+          ],
+        })
+      ).status,
+      200,
+      'a split through C',
+    );
     const split = await eventually(async () => {
       const seen = new Set(await Promise.all(Array.from({ length: 40 }, () => account.answer(a, 'released'))));
       return seen.has('"one"') && seen.has('"two"');
     }, 1000);
     t.ok(split, 'A serves both versions within 1 s');
     const versions = (await (await admin(a, 'GET', '/functions/released/versions')).json()) as { versions: { version: number; percent: number }[] };
-    t.same(versions.versions.map((v) => [v.version, v.percent]), [[2, 50], [1, 50]], 'and lists the split');
+    t.same(
+      versions.versions.map((v) => [v.version, v.percent]),
+      [
+        [2, 50],
+        [1, 50],
+      ],
+      'and lists the split',
+    );
 
     const made = (await (await admin(a, 'POST', '/keys', { name: 'cluster-invoke', scope: 'invoke' })).json()) as { apiKey: string };
     const withKey = (node: TestNode) => fetch(`${node.url}/v2/run/${accountId}/released`, { headers: { 'X-Service-Api-Key': made.apiKey } }).then((r) => r.status);
@@ -89,7 +111,10 @@ withPostgres(t, (pg) => {
     const entries = await account.logs(c, 'chatty');
     const tags = new Set(entries.filter((e) => e.message === 'hello from a call').map((e) => e.node));
     t.ok(tags.size >= 2, `lines from ${tags.size} nodes: ${[...tags].join(', ')}`);
-    t.ok(entries.every((e) => typeof e.node === 'string'), 'every line says its node');
+    t.ok(
+      entries.every((e) => typeof e.node === 'string'),
+      'every line says its node',
+    );
   });
 
   t.test('live logs through one node carry, once each, the lines of calls another node answered', async (t) => {
@@ -125,7 +150,13 @@ withPostgres(t, (pg) => {
   t.test('PostgreSQL stopped: calls keep answering, writes fail at once with 503 naming the store; restarted: writes work again', async (t) => {
     const [a, b] = nodes as [TestNode, TestNode];
     pg().stop();
-    t.ok(await eventually(async () => ((await (await fetch(`${a.url}/healthz`, { headers: { 'X-Service-Api-Key': account.apiKey } })).json()) as { store: { state: string } }).store.state === 'unavailable', 3000), '/healthz shows the store unavailable');
+    t.ok(
+      await eventually(
+        async () => ((await (await fetch(`${a.url}/healthz`, { headers: { 'X-Service-Api-Key': account.apiKey } })).json()) as { store: { state: string } }).store.state === 'unavailable',
+        3000,
+      ),
+      '/healthz shows the store unavailable',
+    );
     t.equal(await account.answer(a, 'greet'), '"v2"', 'calls still answer on A');
     t.equal(await account.answer(b, 'greet'), '"v2"', 'and on B');
     const started = Date.now();

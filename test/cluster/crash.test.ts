@@ -81,7 +81,11 @@ t.test(`kill -9 during deploys, ${ROUNDS} times: old or new version serves, noth
     const fnDir = path.join(dataDir, 'functions', accountId!, 'durable');
     const { traffic } = JSON.parse(readFileSync(path.join(fnDir, 'traffic.json'), 'utf8')) as { traffic: { version: number }[] };
     t.ok(traffic.length > 0 && traffic.every((s) => existsSync(path.join(fnDir, 'versions', String(s.version), 'manifest.json'))), `round ${round}: traffic.json names complete versions only`);
-    t.same(readdirSync(path.join(fnDir, 'versions')).filter((d) => d.startsWith('.')), [], `round ${round}: no staging folder left after restart`);
+    t.same(
+      readdirSync(path.join(fnDir, 'versions')).filter((d) => d.startsWith('.')),
+      [],
+      `round ${round}: no staging folder left after restart`,
+    );
   }
   t.comment(`outcomes: ${outcomes.new} new, ${outcomes.old} old`);
   t.ok(outcomes.new >= ROUNDS / 4, 'acknowledged deploys survived the kill');

@@ -41,7 +41,11 @@ async function follow(query: string, until: (events: EventSourceMessage[]) => bo
   return events;
 }
 
-const lines = (events: EventSourceMessage[]) => events.filter((e) => e.event === 'log').map((e) => (JSON.parse(e.data) as { message: string }).message).filter((m) => m.startsWith('line '));
+const lines = (events: EventSourceMessage[]) =>
+  events
+    .filter((e) => e.event === 'log')
+    .map((e) => (JSON.parse(e.data) as { message: string }).message)
+    .filter((m) => m.startsWith('line '));
 
 t.test('lines written in either worker arrive on one stream', async (t) => {
   const pids = new Set<number>();

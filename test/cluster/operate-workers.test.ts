@@ -44,7 +44,17 @@ t.test('a rollback through one worker is what every worker serves on the next ca
     t.same([r.status, r.body, r.version], [200, '"one"', '1'], `call ${i} (worker ${r.pid})`);
   }
   t.equal(pids.size, 2, 'both workers answered');
-  t.equal((await manage('PUT', '/functions/app/traffic', { traffic: [{ version: 1, percent: 50 }, { version: 2, percent: 50 }] })).status, 200);
+  t.equal(
+    (
+      await manage('PUT', '/functions/app/traffic', {
+        traffic: [
+          { version: 1, percent: 50 },
+          { version: 2, percent: 50 },
+        ],
+      })
+    ).status,
+    200,
+  );
   const seen: Record<string, number> = {};
   for (let i = 0; i < 24; i++) {
     const r = await fresh('app');

@@ -28,14 +28,26 @@ t.test("service.yml: a schedule's mistakes name file, line and key", async (t) =
   write('    retries: 99\n');
   t.throws(specOf, /service\.yml:5: functions\.nightly\.retries: must be a whole number from 0 to 10/);
   write('    schedule: ["*/2 * * * * *", "0 3 * * *"]\n    timezone: Europe/Paris\n    catchup: true\n    retries: 0\n');
-  t.same(specOf(), { name: 'nightly', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {}, schedules: ['*/2 * * * * *', '0 3 * * *'], timezone: 'Europe/Paris', catchup: true, retries: 0 });
+  t.same(specOf(), {
+    name: 'nightly',
+    runtime: 'node8',
+    file: 'function.js',
+    entrypoint: 'handler',
+    env: {},
+    schedules: ['*/2 * * * * *', '0 3 * * *'],
+    timezone: 'Europe/Paris',
+    catchup: true,
+    retries: 0,
+  });
 });
 
 t.test('each handler style is told its tick', async (t) => {
   const s = await startTestServer({ limits: { pythonSpare: false } });
   t.teardown(() => s.stop());
   const seed = functionFolder(`exports.handler = (body, ctx) => { console.log('seed ' + JSON.stringify({ body, scheduled: ctx.scheduled, method: ctx.request.method })); return 1; };`);
-  const fetchStyle = functionFolder(`export default { fetch() { return new Response('no'); }, async scheduled(controller, env, ctx) { console.log('fetch ' + JSON.stringify({ cron: controller.cron, scheduledTime: controller.scheduledTime, env: env.NOTE })); } };`);
+  const fetchStyle = functionFolder(
+    `export default { fetch() { return new Response('no'); }, async scheduled(controller, env, ctx) { console.log('fetch ' + JSON.stringify({ cron: controller.cron, scheduledTime: controller.scheduledTime, env: env.NOTE })); } };`,
+  );
   const py = mkdtempSync(path.join(tmpdir(), 'islet-py-'));
   writeFileSync(path.join(py, 'function.py'), "def handler(body, req):\n    print('python %s %s' % (body['scheduledTime'], req.scheduled['cron']))\n    return 1\n");
   await s.deploy('seed', seed, 'handler', { schedules: ['* * * * * *'] });
@@ -43,11 +55,18 @@ t.test('each handler style is told its tick', async (t) => {
   await s.deployPython('py', py, 'handler', { schedules: ['* * * * * *'] });
   const lines = async (name: string) => (await s.engine.readLogs(s.accountId, name, {})).map((e) => e.message);
   t.ok(await eventually(async () => (await lines('seed')).some((m) => m.startsWith('seed ')), 20_000), 'seed style ran');
-  const seedRun = JSON.parse((await lines('seed')).find((m) => m.startsWith('seed '))!.slice(5)) as { body: { cron: string; scheduledTime: number }; scheduled: { cron: string; scheduledTime: number }; method: string };
+  const seedRun = JSON.parse((await lines('seed')).find((m) => m.startsWith('seed '))!.slice(5)) as {
+    body: { cron: string; scheduledTime: number };
+    scheduled: { cron: string; scheduledTime: number };
+    method: string;
+  };
   t.equal(seedRun.body.cron, '* * * * * *');
-  t.equal(seedRun.body.scheduledTime % 1000, 0, 'scheduledTime is the tick\'s nominal time');
+  t.equal(seedRun.body.scheduledTime % 1000, 0, "scheduledTime is the tick's nominal time");
   t.same(seedRun.scheduled, seedRun.body, 'context.scheduled says it is a scheduled run');
-  t.ok((await lines('seed')).some((m) => /^SCHEDULED 200 /.test(m)), 'its call line names the trigger');
+  t.ok(
+    (await lines('seed')).some((m) => /^SCHEDULED 200 /.test(m)),
+    'its call line names the trigger',
+  );
   t.ok(await eventually(async () => (await lines('fetchstyle')).some((m) => m.startsWith('fetch ')), 20_000), 'fetch style ran scheduled()');
   const fetchRun = JSON.parse((await lines('fetchstyle')).find((m) => m.startsWith('fetch '))!.slice(6)) as { cron: string; scheduledTime: number; env: string };
   t.equal(fetchRun.cron, '* * * * * *');
@@ -65,7 +84,10 @@ t.test('catchup: true runs the latest tick missed while no process was up, once;
   await s.deploy('late', source('late'), 'handler', { schedules: ['*/2 * * * * *'], catchup: true });
   await s.deploy('strict', source('strict'), 'handler', { schedules: ['*/2 * * * * *'] });
   const runs = async (server: typeof s, name: string) =>
-    (await server.engine.readLogs(s.accountId, name, {})).map((e) => /^(?:late|strict) (\d+)$/.exec(e.message)).filter((m) => m !== null).map((m) => Number(m![1]));
+    (await server.engine.readLogs(s.accountId, name, {}))
+      .map((e) => /^(?:late|strict) (\d+)$/.exec(e.message))
+      .filter((m) => m !== null)
+      .map((m) => Number(m![1]));
   t.ok(await eventually(async () => (await runs(s, 'late')).length > 0 && (await runs(s, 'strict')).length > 0, 20_000), 'both ran once before the stop');
   await s.stop();
   const stoppedAt = Date.now();
@@ -102,23 +124,47 @@ t.test('two workers: each tick exactly once; a deploy and a rollback change the 
   t.ok(v1.length >= 8, `about ten ticks in 20 s (${v1.length})`);
   t.same(tickProblems(v1, 2000), [], 'each tick exactly once across both workers');
   t.ok(Math.min(...v1) >= firstAnswer - 2000, 'from the first tick after the deploy');
-  const logs = (await (await fetch(`${s.url}/v2/accounts/${s.accountId}/functions/ticker/logs?limit=10000`, { headers: { 'X-Service-Api-Key': s.apiKey } })).json()) as { entries: { message: string }[] };
+  const logs = (await (await fetch(`${s.url}/v2/accounts/${s.accountId}/functions/ticker/logs?limit=10000`, { headers: { 'X-Service-Api-Key': s.apiKey } })).json()) as {
+    entries: { message: string }[];
+  };
   t.ok(logs.entries.filter((e) => /^SCHEDULED 200 /.test(e.message)).length >= v1.length, 'every run is in islet logs');
 
   const secondAnswer = await deploy('v2', '1-59/2 * * * * *');
   await sleep(9_000);
-  t.same(ticks('v1').filter((time) => time >= secondAnswer), [], 'the old schedule runs no tick after the deploy answered');
+  t.same(
+    ticks('v1').filter((time) => time >= secondAnswer),
+    [],
+    'the old schedule runs no tick after the deploy answered',
+  );
   const v2 = ticks('v2');
   t.ok(v2.length >= 3, `the new schedule runs (${v2.length} ticks)`);
-  t.ok(v2.every((time) => time % 2000 === 1000), 'on odd seconds');
-  t.same(tickProblems(v2.map((time) => time - 1000), 2000), [], 'each of its ticks exactly once');
+  t.ok(
+    v2.every((time) => time % 2000 === 1000),
+    'on odd seconds',
+  );
+  t.same(
+    tickProblems(
+      v2.map((time) => time - 1000),
+      2000,
+    ),
+    [],
+    'each of its ticks exactly once',
+  );
 
   // A rollback brings the first version's schedule back, from its answer on.
-  const rolledBack = await fetch(`${s.url}/v2/accounts/${s.accountId}/functions/ticker/rollback`, { method: 'POST', headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/json' }, body: '{}' });
+  const rolledBack = await fetch(`${s.url}/v2/accounts/${s.accountId}/functions/ticker/rollback`, {
+    method: 'POST',
+    headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/json' },
+    body: '{}',
+  });
   t.equal(rolledBack.status, 200, 'rolled back');
   const rollbackAt = Date.now();
   await sleep(6_000);
-  t.same(ticks('v2').filter((time) => time >= rollbackAt), [], 'the second schedule runs no tick after the rollback answered');
+  t.same(
+    ticks('v2').filter((time) => time >= rollbackAt),
+    [],
+    'the second schedule runs no tick after the rollback answered',
+  );
   const back = ticks('v1').filter((time) => time >= secondAnswer);
   t.ok(back.length >= 2, `the first schedule runs again (${back.length} ticks)`);
   t.same(tickProblems(back, 2000), [], 'each of its ticks exactly once, on even seconds');
@@ -127,5 +173,9 @@ t.test('two workers: each tick exactly once; a deploy and a rollback change the 
   t.equal(removed.status, 200);
   const removedAt = Date.now();
   await sleep(5_000);
-  t.same(collector.hits.filter((h) => Number(h.t) >= removedAt), [], 'no tick after the remove answered');
+  t.same(
+    collector.hits.filter((h) => Number(h.t) >= removedAt),
+    [],
+    'no tick after the remove answered',
+  );
 });

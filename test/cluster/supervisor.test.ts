@@ -24,13 +24,26 @@ t.test('one account is created, once, and /healthz reports each worker', async (
   t.equal(readdirSync(path.join(s.dataDir, 'accounts')).filter((f) => f.endsWith('.json')).length, 1, 'one account on disk');
   const health = await s.health();
   t.equal(health.workers.length, 2);
-  t.same(health.workers.map((w) => [w.slot, w.state]), [[1, 'ready'], [2, 'ready']]);
-  t.ok(health.workers.some((w) => w.pid === health.worker.pid), 'the answering worker is one of them');
+  t.same(
+    health.workers.map((w) => [w.slot, w.state]),
+    [
+      [1, 'ready'],
+      [2, 'ready'],
+    ],
+  );
+  t.ok(
+    health.workers.some((w) => w.pid === health.worker.pid),
+    'the answering worker is one of them',
+  );
   t.equal(new Set(health.workers.map((w) => w.pid)).size, 2, 'two processes');
 });
 
 t.test('the port is exclusive: a second islet, or any other program on it, makes start-up fail', async (t) => {
-  const second = spawn(process.execPath, [...serveArgs(s.dataDir, ['--workers', '1'])].map((a) => (a === '0' ? String(s.port) : a)), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const second = spawn(
+    process.execPath,
+    [...serveArgs(s.dataDir, ['--workers', '1'])].map((a) => (a === '0' ? String(s.port) : a)),
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   second.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise((r) => second.once('exit', r));
@@ -39,7 +52,11 @@ t.test('the port is exclusive: a second islet, or any other program on it, makes
   const other = createServer();
   await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
   const otherPort = (other.address() as { port: number }).port;
-  const third = spawn(process.execPath, [...serveArgs(s.dataDir, ['--workers', '1'])].map((a) => (a === '0' ? String(otherPort) : a)), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const third = spawn(
+    process.execPath,
+    [...serveArgs(s.dataDir, ['--workers', '1'])].map((a) => (a === '0' ? String(otherPort) : a)),
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr3 = '';
   third.stderr.on('data', (c: Buffer) => (stderr3 += c.toString()));
   t.equal(await new Promise((r) => third.once('exit', r)), 1);
@@ -80,7 +97,11 @@ t.test('a deploy through one worker is served by every worker on the next call',
       seen.get(pid)!.add(body);
     }
     t.equal(seen.size, 2, `both workers answered (${[...seen.keys()].join(', ')})`);
-    t.same([...seen.values()].map((bodies) => [...bodies]), [[`"${version}"`], [`"${version}"`]], `every answer is ${version}`);
+    t.same(
+      [...seen.values()].map((bodies) => [...bodies]),
+      [[`"${version}"`], [`"${version}"`]],
+      `every answer is ${version}`,
+    );
   }
 });
 
@@ -105,8 +126,15 @@ t.test('SIGHUP under continuous load: a rolling restart with no failed request, 
   const after = await pids();
   t.equal(after.filter((p) => before.includes(p)).length, 0, 'both workers were replaced');
   // The server's log: JSON lines on stderr, each naming its process (the supervisor, or a worker's slot).
-  const lines = s.stderr.slice(logged).split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: string; worker: number | string; pid: number; msg: string });
-  t.match(lines.find((l) => l.msg === 'rolling restart done'), { level: 'info', worker: 'supervisor', pid: s.child.pid });
+  const lines = s.stderr
+    .slice(logged)
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: string; worker: number | string; pid: number; msg: string });
+  t.match(
+    lines.find((l) => l.msg === 'rolling restart done'),
+    { level: 'info', worker: 'supervisor', pid: s.child.pid },
+  );
   const drained = lines.filter((l) => /^worker \d \(pid \d+\) draining: rolling restart/.test(l.msg));
   t.same(drained.map((l) => [l.worker, l.pid]).sort(), slots, 'each old worker said it drained, naming its slot');
 });
@@ -118,10 +146,7 @@ t.test('kill -9 of a worker under load: it is replaced and the service keeps ans
   const load = keepCalling(s, 'steady', 4, stopped);
   await new Promise((r) => setTimeout(r, 300));
   process.kill(victim.pid, 'SIGKILL');
-  t.ok(
-    await eventually(async () => (await s.health()).workers.some((w) => w.slot === victim.slot && w.pid !== victim.pid && w.state === 'ready'), 15_000),
-    'a new worker took the slot',
-  );
+  t.ok(await eventually(async () => (await s.health()).workers.some((w) => w.slot === victim.slot && w.pid !== victim.pid && w.state === 'ready'), 15_000), 'a new worker took the slot');
   await new Promise((r) => setTimeout(r, 300));
   stop();
   const result = await load;
@@ -196,7 +221,11 @@ t.test('SIGTERM with calls in flight: every one completes, calls on idle kept-al
   await new Promise((r) => setTimeout(r, 300));
   process.kill(s.child.pid!, 'SIGTERM');
   const answers = await Promise.all(calls);
-  t.same(answers, Array.from({ length: 6 }, () => [200, '"done"']), 'all six answered');
+  t.same(
+    answers,
+    Array.from({ length: 6 }, () => [200, '"done"']),
+    'all six answered',
+  );
   // A draining worker lingers until no call has come for 1 s. 200 ms after the calls in flight are
   // answered (longer than a worker needs to close once it is quiet), one straggler every 30 ms on
   // the idle connections: this fails if a worker exits, or closes its engine, as soon as it has
@@ -213,7 +242,11 @@ t.test('SIGTERM with calls in flight: every one completes, calls on idle kept-al
     void client.close().catch(() => undefined);
     await new Promise((r) => setTimeout(r, 30));
   }
-  t.same(stragglers, idle.map(() => '200 "steady" close'), 'every straggler answered, closing its connection');
+  t.same(
+    stragglers,
+    idle.map(() => '200 "steady" close'),
+    'every straggler answered, closing its connection',
+  );
   t.equal(await s.exited, 0, 'exit code 0');
   const dir = path.join(s.dataDir, 'logs', s.accountId);
   const lines = readdirSync(dir)

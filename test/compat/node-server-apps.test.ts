@@ -66,7 +66,15 @@ async function logLines(name: string): Promise<{ level: string; message: string;
 const FRAMEWORKS: [name: string, app: string, packages: [string, string][]][] = [
   ['express4', 'express.js', [['express4', 'express']]],
   ['express5', 'express.js', [['express5', 'express']]],
-  ['koa', 'koa.js', [['koa', 'koa'], ['@koa/router', '@koa/router'], ['@koa/bodyparser', '@koa/bodyparser']]],
+  [
+    'koa',
+    'koa.js',
+    [
+      ['koa', 'koa'],
+      ['@koa/router', '@koa/router'],
+      ['@koa/bodyparser', '@koa/bodyparser'],
+    ],
+  ],
   ['fastify', 'fastify.js', [['fastify', 'fastify']]],
 ];
 
@@ -144,7 +152,10 @@ t.test("write() holds back past its high-water mark and 'drain' lets it go on: 8
   const res = await s.call('plain', { path: '/bytes', query: `size=${size}` });
   const body = Buffer.from(await res.arrayBuffer());
   t.equal(body.length, size);
-  t.notOk(body.some((b) => b !== 98), 'every byte as written');
+  t.notOk(
+    body.some((b) => b !== 98),
+    'every byte as written',
+  );
   t.ok(await eventually(async () => (await logLines('plain')).some((e) => /^bytes: waited for drain [1-9]\d* times$/.test(e.message)), 10_000), "the app waited for 'drain'");
 });
 
@@ -182,7 +193,11 @@ for (const [name] of FRAMEWORKS) {
 for (const name of ['express4', 'express5']) {
   t.test(`${name}: req.pipe(res) streams a 10 MB upload back as it comes, past the 6 MiB of a body read whole`, async (t) => {
     const bytes = randomBytes(10 * 1024 * 1024);
-    const res = await undiciRequest(`${s.url}/v2/run/${s.accountId}/${name}/pipe`, { method: 'POST', body: bytes, headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/octet-stream' } });
+    const res = await undiciRequest(`${s.url}/v2/run/${s.accountId}/${name}/pipe`, {
+      method: 'POST',
+      body: bytes,
+      headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/octet-stream' },
+    });
     t.equal(res.statusCode, 200);
     const hash = createHash('sha256');
     let size = 0;
@@ -210,7 +225,10 @@ t.test('an Express 4 async route that rejects: logged as Node logs it, its call 
   t.equal(rejected.status, 504);
   t.equal(((await rejected.json()) as { errorCode: string }).errorCode, 'ERR_TIMEOUT', 'the call ends at its timeout');
   t.equal(beside.status, 200, 'a call that came at the same time is answered');
-  const logged = await eventually(async () => (await logLines('express4_short')).some((e) => e.level === 'error' && e.message.startsWith('Uncaught (in promise) Error: the async route broke') && e.message.includes('function.js:')), 10_000);
+  const logged = await eventually(
+    async () => (await logLines('express4_short')).some((e) => e.level === 'error' && e.message.startsWith('Uncaught (in promise) Error: the async route broke') && e.message.includes('function.js:')),
+    10_000,
+  );
   t.ok(logged, "the rejection is in the function's logs with the user's stack");
   t.equal((await s.call('express4_short', { path: '/users/8' })).status, 200, 'the instance serves on');
 });
@@ -305,7 +323,9 @@ t.test('headers set after end throw, as in Node; a write after end fails', async
 
 t.test('a module with no handler whose server never listens does not deploy, and says why', async (t) => {
   const idle = functionFolder(`require('http').createServer((req, res) => res.end('never served'));`);
-  await t.rejects(deploy('idle', idle), { message: /function\.js made an HTTP server that did not listen within 5 s of loading \(call listen\(\) while the module loads\), and it does not export a function named "handler"/ });
+  await t.rejects(deploy('idle', idle), {
+    message: /function\.js made an HTTP server that did not listen within 5 s of loading \(call listen\(\) while the module loads\), and it does not export a function named "handler"/,
+  });
   const nothing = functionFolder(`const x = 1;`);
   await t.rejects(deploy('nothing', nothing), { message: /a Node server app calls http\.createServer\(handler\)\.listen\(\) while it loads/ });
 });

@@ -85,8 +85,11 @@ function makeCase(file: string, specs: Record<string, CaseSpec>): Case {
 
 function runControl(cases: Case[]): Promise<Record<string, CaseResult>> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [path.join(__dirname, '..', 'helpers', 'compat-control.js')], { env: { ...process.env, COMPAT_URL: fixturesUrl, COMPAT_CASES: JSON.stringify(cases) }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout) =>
-      err ? reject(err) : resolve(JSON.parse(stdout) as Record<string, CaseResult>),
+    execFile(
+      process.execPath,
+      [path.join(__dirname, '..', 'helpers', 'compat-control.js')],
+      { env: { ...process.env, COMPAT_URL: fixturesUrl, COMPAT_CASES: JSON.stringify(cases) }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout) as Record<string, CaseResult>)),
     );
   });
 }
@@ -111,12 +114,14 @@ async function callCase(c: Case): Promise<CaseResult> {
 async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await work(items[i]!);
+      }
+    }),
+  );
   return results;
 }
 
@@ -137,7 +142,9 @@ t.teardown(async () => {
 
 t.test('popular npm packages deploy unchanged and work as under Node', async (t) => {
   const specs = JSON.parse(readFileSync(path.join(SUITE, 'cases.json'), 'utf8')) as Record<string, CaseSpec>;
-  const cases = readdirSync(path.join(SUITE, 'cases')).sort().map((file) => makeCase(file, specs));
+  const cases = readdirSync(path.join(SUITE, 'cases'))
+    .sort()
+    .map((file) => makeCase(file, specs));
   t.ok(cases.length >= 40, `${cases.length} cases`);
   const control = await runControl(cases);
   const env = { ...process.env, ISLET_URL: s.url, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: s.apiKey, XDG_CONFIG_HOME: work };

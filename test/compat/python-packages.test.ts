@@ -18,12 +18,30 @@ import { fixture, startTestServer, type TestServer } from '../helpers/server';
 const DIST = '/usr/lib/python3/dist-packages';
 /** pip's name and, for the fallback, what Debian's package puts in dist-packages. */
 const PACKAGES: [string, string[]][] = [
-  ['requests', ['requests']], ['urllib3', ['urllib3']], ['idna', ['idna']], ['certifi', ['certifi']],
-  ['charset-normalizer', ['charset_normalizer']], ['httpx', []], ['httpcore', []], ['h11', []], ['anyio', []],
-  ['sniffio', []], ['typing-extensions', []], ['pydantic', []], ['pydantic-core', []], ['annotated-types', []],
-  ['typing-inspection', []], ['jinja2', ['jinja2']], ['markupsafe', ['markupsafe']], ['pyyaml', ['yaml']],
-  ['python-dateutil', ['dateutil']], ['six', ['six.py']], ['beautifulsoup4', ['bs4']], ['soupsieve', ['soupsieve']],
-  ['attrs', ['attr', 'attrs']], ['click', ['click']],
+  ['requests', ['requests']],
+  ['urllib3', ['urllib3']],
+  ['idna', ['idna']],
+  ['certifi', ['certifi']],
+  ['charset-normalizer', ['charset_normalizer']],
+  ['httpx', []],
+  ['httpcore', []],
+  ['h11', []],
+  ['anyio', []],
+  ['sniffio', []],
+  ['typing-extensions', []],
+  ['pydantic', []],
+  ['pydantic-core', []],
+  ['annotated-types', []],
+  ['typing-inspection', []],
+  ['jinja2', ['jinja2']],
+  ['markupsafe', ['markupsafe']],
+  ['pyyaml', ['yaml']],
+  ['python-dateutil', ['dateutil']],
+  ['six', ['six.py']],
+  ['beautifulsoup4', ['bs4']],
+  ['soupsieve', ['soupsieve']],
+  ['attrs', ['attr', 'attrs']],
+  ['click', ['click']],
 ];
 
 // pip's index lookups, a CLI deploy of about 10 MB and a cold start, on 2 shared cores.
@@ -86,7 +104,7 @@ t.teardown(async () => {
   await s.stop();
 });
 
-t.test('today\'s pip packages run unchanged in a Python function', async (t) => {
+t.test("today's pip packages run unchanged in a Python function", async (t) => {
   const pipWorks = await run('python3', ['-m', 'pip', '--version']);
   if (!pipWorks.ok) return missingRequirement(t, 'python3 -m pip is not installed');
   const dir = mkdtempSync(path.join(tmpdir(), 'islet-packages-'));
@@ -107,17 +125,25 @@ t.test('today\'s pip packages run unchanged in a Python function', async (t) => 
     return JSON.parse(text) as unknown;
   };
   const versions = (await call('versions')) as Record<string, string | null>;
-  t.comment(`versions: ${Object.entries(versions).map(([n, v]) => `${n} ${v ?? '(Debian\'s, no metadata)'}`).join(', ')}`);
+  t.comment(
+    `versions: ${Object.entries(versions)
+      .map(([n, v]) => `${n} ${v ?? "(Debian's, no metadata)"}`)
+      .join(', ')}`,
+  );
 
-  t.same(await call('requests'), {
-    urllib3_major: versions.urllib3 ? versions.urllib3.split('.')[0] : '1',
-    connection_class: 'urllib3.connection',
-    get: [200, '/echo?x=1', 'yes'],
-    post: ['POST', '{"a": [1, 2]}'],
-    redirect: [200, '/echo?from=redirect', [302]],
-    not_found: [404, 'HTTPError'],
-    gzip: { zipped: true },
-  }, `requests ${versions.requests} with urllib3 ${versions.urllib3}: GET, POST, a redirect, a 404, a gzip answer`);
+  t.same(
+    await call('requests'),
+    {
+      urllib3_major: versions.urllib3 ? versions.urllib3.split('.')[0] : '1',
+      connection_class: 'urllib3.connection',
+      get: [200, '/echo?x=1', 'yes'],
+      post: ['POST', '{"a": [1, 2]}'],
+      redirect: [200, '/echo?from=redirect', [302]],
+      not_found: [404, 'HTTPError'],
+      gzip: { zipped: true },
+    },
+    `requests ${versions.requests} with urllib3 ${versions.urllib3}: GET, POST, a redirect, a 404, a gzip answer`,
+  );
   t.same(await call('urllib3_stream'), { status: 200, total: 10_000, chunks: 3 }, 'urllib3 streams a body in pieces');
   t.same(await call('jinja2'), ['<ul><li>A</li><li>&lt;B&gt;</li></ul>', '&lt;&amp;&gt;', 'markupsafe'], `jinja2 ${versions.Jinja2} with MarkupSafe ${versions.MarkupSafe} (its pure fallback)`);
   t.same(await call('yaml'), { libyaml: false, a: 1, b: ['x', { c: 2.5 }], d: '2024-01-02', dumped: '{k: [1, two]}' }, `PyYAML ${versions.PyYAML}, pure mode`);
@@ -133,6 +159,10 @@ t.test('today\'s pip packages run unchanged in a Python function', async (t) => 
     // pydantic-core is compiled (Rust): its wheels are for CPython on a platform, not for Pyodide's WebAssembly.
     const pydantic = String(await call('pydantic'));
     t.match(pydantic, /^5\d\d .*ERR_FUNCTION_FAILED/, `pydantic ${versions.pydantic} (pydantic-core ${versions.pydantic_core}) does not load: ${pydantic}`);
-    t.match(pydantic, /pydantic_core\._pydantic_core is a compiled extension module \(pydantic_core\/_pydantic_core\.[^ ]*\.so, from pydantic_core-[^ ]*\.dist-info\).*loads pure-Python modules only/, 'the error names the compiled module and says why');
+    t.match(
+      pydantic,
+      /pydantic_core\._pydantic_core is a compiled extension module \(pydantic_core\/_pydantic_core\.[^ ]*\.so, from pydantic_core-[^ ]*\.dist-info\).*loads pure-Python modules only/,
+      'the error names the compiled module and says why',
+    );
   } else t.comment('pydantic: no wheel found and Debian has none; not run');
 });

@@ -33,7 +33,9 @@ t.setTimeout(300_000);
 
 let s: TestServer;
 let env: NodeJS.ProcessEnv;
-const missing = Object.values(GROUPS).flat().filter((p) => !existsSync(path.join(DIST, p)));
+const missing = Object.values(GROUPS)
+  .flat()
+  .filter((p) => !existsSync(path.join(DIST, p)));
 
 t.before(async () => {
   s = await startTestServer();
@@ -93,7 +95,11 @@ t.test('compatibility with CPython: at least 95% of the cases that pass there pa
   results.sort((a, b) => (a.id < b.id ? -1 : 1));
   t.ok(results.length >= 30, `${results.length} cases`);
   const controlPassed = results.filter((r) => r.control.ok);
-  t.same(results.filter((r) => !r.control.ok).map((r) => `${r.id}: ${r.control.error}`), [], 'every case passes under CPython');
+  t.same(
+    results.filter((r) => !r.control.ok).map((r) => `${r.id}: ${r.control.error}`),
+    [],
+    'every case passes under CPython',
+  );
   const differ = controlPassed.filter((r) => !r.islet.ok || JSON.stringify(r.islet.value) !== JSON.stringify(r.control.value));
   const parity = (controlPassed.length - differ.length) / controlPassed.length;
   t.ok(parity >= 0.95, `${controlPassed.length - differ.length} of ${controlPassed.length} pass on islet as on CPython (${(parity * 100).toFixed(1)}%)`);

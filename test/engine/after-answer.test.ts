@@ -15,7 +15,10 @@ t.before(async () => {
   s = await startTestServer();
   await s.deploy('interval', folder, 'interval');
   await s.deploy('spin_after_answer', folder, 'spinAfterAnswer', { timeoutMs: TIMEOUT });
-  for (const [name, file, timeoutMs] of [['worker', 'worker.mjs', TIMEOUT], ['top_level_timer', 'top-level-timer.mjs', 10_000]] as const) {
+  for (const [name, file, timeoutMs] of [
+    ['worker', 'worker.mjs', TIMEOUT],
+    ['top_level_timer', 'top-level-timer.mjs', 10_000],
+  ] as const) {
     await s.engine.deploy(s.accountId, { name, runtime: 'node8', file, entrypoint: 'default', env: {}, timeoutMs }, { dir: folder });
   }
 });

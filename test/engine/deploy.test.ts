@@ -21,7 +21,10 @@ t.test('a function with files and a package in node_modules deploys and resolves
 
 t.test('a syntax error is refused at deploy with file and line; the previous version keeps serving', async (t) => {
   await s.deploy('evolving', fixture('deps-node8'), 'handler');
-  const err = await s.deploy('evolving', fixture('broken-node8'), 'handler').then(() => undefined, (e: unknown) => e as Error & { code: string; details?: Record<string, unknown> });
+  const err = await s.deploy('evolving', fixture('broken-node8'), 'handler').then(
+    () => undefined,
+    (e: unknown) => e as Error & { code: string; details?: Record<string, unknown> },
+  );
   t.ok(err, 'deploy failed');
   t.equal(err?.code, 'ERR_INVALID_FUNCTION');
   t.match(err?.message, /SyntaxError/);
@@ -31,18 +34,21 @@ t.test('a syntax error is refused at deploy with file and line; the previous ver
 });
 
 t.test('code that throws while loading, or lacks the entrypoint, is refused at deploy', async (t) => {
-  const missingJson = await s.engine
-    .deploy(s.accountId, { name: 'loadfail', runtime: 'node8', file: 'throws-at-load.js', entrypoint: 'handler', env: {} }, { dir: fixture('broken-node8') })
-    .then(() => undefined, (e: Error) => e);
+  const missingJson = await s.engine.deploy(s.accountId, { name: 'loadfail', runtime: 'node8', file: 'throws-at-load.js', entrypoint: 'handler', env: {} }, { dir: fixture('broken-node8') }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   t.match(missingJson?.message, /Cannot find module '\.\/missing-config\.json'/);
-  const noHandler = await s.engine
-    .deploy(s.accountId, { name: 'nohandler', runtime: 'node8', file: 'no-handler.js', entrypoint: 'handler', env: {} }, { dir: fixture('broken-node8') })
-    .then(() => undefined, (e: Error) => e);
+  const noHandler = await s.engine.deploy(s.accountId, { name: 'nohandler', runtime: 'node8', file: 'no-handler.js', entrypoint: 'handler', env: {} }, { dir: fixture('broken-node8') }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   t.match(noHandler?.message, /no-handler\.js does not export a function named "handler"/);
   t.equal(s.engine.describe(s.accountId, 'loadfail'), undefined, 'nothing was deployed');
-  const missingFile = await s.engine
-    .deploy(s.accountId, { name: 'nofile', runtime: 'node8', file: 'nope.js', entrypoint: 'handler', env: {} }, { dir: fixture('broken-node8') })
-    .then(() => undefined, (e: Error) => e);
+  const missingFile = await s.engine.deploy(s.accountId, { name: 'nofile', runtime: 'node8', file: 'nope.js', entrypoint: 'handler', env: {} }, { dir: fixture('broken-node8') }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   t.match(missingFile?.message, /nope\.js is not in the deployed folder/);
 });
 
@@ -55,7 +61,10 @@ t.test('invalid specs are refused naming the key', async (t) => {
     [{ name: 'ok', runtime: 'node8', file: 'function.js', timeoutMs: -1 }, /timeout/],
   ];
   for (const [spec, message] of cases) {
-    const err = await s.engine.deploy(s.accountId, spec, { dir: fixture('deps-node8') }).then(() => undefined, (e: Error) => e);
+    const err = await s.engine.deploy(s.accountId, spec, { dir: fixture('deps-node8') }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     t.match(err?.message, message);
   }
 });
@@ -67,14 +76,18 @@ t.test('tar.gz bundles deploy; entries with .., absolute paths or links are refu
   t.equal(await (await s.call('from_tar')).text(), '"Hi World! (v2, from json)"');
 
   const evil = await evilTarball();
-  const err = await s.engine
-    .deploy(s.accountId, { name: 'from_tar', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { tarball: evil })
-    .then(() => undefined, (e: Error) => e);
+  const err = await s.engine.deploy(s.accountId, { name: 'from_tar', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { tarball: evil }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   t.match(err?.message, /not allowed/);
   t.equal(await (await s.call('from_tar')).text(), '"Hi World! (v2, from json)"', 'previous version still serves');
   const garbage = await s.engine
     .deploy(s.accountId, { name: 'from_tar', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { tarball: Buffer.from('not a tarball at all') })
-    .then(() => undefined, (e: Error) => e);
+    .then(
+      () => undefined,
+      (e: Error) => e,
+    );
   t.ok(garbage, 'garbage is refused');
 });
 
@@ -91,7 +104,10 @@ t.test('bundles with absolute paths, links out of the folder or a decompression 
   const header = tarHeader('function.js', 300 * 1024 * 1024);
   cases.push(['decompression bomb', gzipSync(Buffer.concat([header, Buffer.alloc(300 * 1024 * 1024)]), { level: 1 }), /larger than/]);
   for (const [label, bundle, message] of cases) {
-    const err = await s.engine.deploy(s.accountId, spec, { tarball: bundle }).then(() => undefined, (e: Error) => e);
+    const err = await s.engine.deploy(s.accountId, spec, { tarball: bundle }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     t.match(err?.message, message, label);
   }
   const { existsSync } = await import('node:fs');
@@ -101,7 +117,9 @@ t.test('bundles with absolute paths, links out of the folder or a decompression 
 
 t.test('API keys are stored only as hashes', async (t) => {
   const dir = path.join(s.dataDir, 'accounts');
-  const text = readdirSync(dir).map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
+  const text = readdirSync(dir)
+    .map((f) => readFileSync(path.join(dir, f), 'utf8'))
+    .join('\n');
   t.notMatch(text, s.apiKey);
   t.match(text, /"sha256": "[0-9a-f]{64}"/);
 });
@@ -121,7 +139,11 @@ t.test('a restart on the same data directory serves every function', async (t) =
   const { dataDir, accountId, apiKey } = s;
   await s.stop();
   s = await reopenTestServer(dataDir, accountId, apiKey);
-  t.same(s.engine.list(accountId).map((m) => m.name), names, 'same functions after restart');
+  t.same(
+    s.engine.list(accountId).map((m) => m.name),
+    names,
+    'same functions after restart',
+  );
   t.equal(await (await s.call('deps', { query: 'name=Again' })).text(), '"Hi Again! (v2, from json)"');
   t.equal(await (await s.call('evolving', { query: 'name=x' })).text(), '"Hi x! (v2, from json)"');
   t.equal(await (await s.call('from_tar')).text(), '"Hi World! (v2, from json)"');

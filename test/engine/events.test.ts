@@ -34,7 +34,11 @@ t.test('islet:deploy and islet:call:end reach a subscriber', async (t) => {
   const requestId = res.headers.get('x-service-request-id');
   const thrown = await s.call('nothing-here');
   t.equal(thrown.status, 404);
-  t.match(calls, [{ account: s.accountId, function: 'ok', version: 1, requestId, method: 'POST', status: 200, errorCode: undefined }], 'one event per call that ran; a refusal before it ran is not a call');
+  t.match(
+    calls,
+    [{ account: s.accountId, function: 'ok', version: 1, requestId, method: 'POST', status: 200, errorCode: undefined }],
+    'one event per call that ran; a refusal before it ran is not a call',
+  );
   t.equal(calls.length, 1);
   t.ok(calls[0]!.totalUs >= calls[0]!.handlerUs && calls[0]!.handlerUs > 0, 'the handler time within the whole time');
 });

@@ -104,7 +104,7 @@ t.test('after all of that, the process is still healthy and serving', async (t) 
   t.match(await res.text(), /^"ok \d+"$/);
 });
 
-t.test('deep recursion is the user\'s RangeError, not a crash', async (t) => {
+t.test("deep recursion is the user's RangeError, not a crash", async (t) => {
   const res = await s.call('deep_recursion');
   t.equal(res.status, 500);
   const body = (await res.json()) as { errorCode: string; message: string };
@@ -130,7 +130,9 @@ t.test('building a 1 GB string ends in an error answer, and the server stays up'
 t.test('600 concurrent calls to one function: the excess over its 256 in flight gets ERR_OVERLOADED, nothing crashes', async (t) => {
   // Each call holds its place for 4 s, so all 600 arrive while the first 256 still run, even on a
   // loaded machine (2,000 connections at once were cut by the client under load).
-  const calls = Array.from({ length: 600 }, () => s.call('slow', { method: 'POST', body: '{"ms":4000}' }).then(async (r) => ({ status: r.status, code: r.status === 200 ? undefined : ((await r.json()) as { errorCode: string }).errorCode })));
+  const calls = Array.from({ length: 600 }, () =>
+    s.call('slow', { method: 'POST', body: '{"ms":4000}' }).then(async (r) => ({ status: r.status, code: r.status === 200 ? undefined : ((await r.json()) as { errorCode: string }).errorCode })),
+  );
   const results = await Promise.all(calls);
   const ok = results.filter((r) => r.status === 200).length;
   const overloaded = results.filter((r) => r.status === 503 && r.code === 'ERR_OVERLOADED').length;

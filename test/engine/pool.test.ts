@@ -9,8 +9,7 @@ import { startTestServer, type TestServer } from '../helpers/server';
 let s: TestServer;
 const cacheDir = mkdtempSync(path.join(tmpdir(), 'islet-cache-'));
 const counter = functionFolder(`let calls = 0;\nexports.handler = () => ++calls;\n`);
-const slow = (label: string) =>
-  functionFolder(`exports.handler = async (body) => {\n  if (body.wait) await new Promise((r) => setTimeout(r, body.wait));\n  return ${JSON.stringify(label)};\n};\n`);
+const slow = (label: string) => functionFolder(`exports.handler = async (body) => {\n  if (body.wait) await new Promise((r) => setTimeout(r, body.wait));\n  return ${JSON.stringify(label)};\n};\n`);
 
 t.before(async () => {
   s = await startTestServer({ limits: { maxWarmInstances: 2 }, engine: { cacheDir } });
@@ -37,7 +36,11 @@ t.test('concurrent first calls of a version share one cold start', async (t) => 
   await s.deploy('fresh', counter, 'handler');
   const before = s.engine.stats().coldStarts;
   const results = await Promise.all(Array.from({ length: 10 }, () => calls('fresh')));
-  t.same([...results].sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'all ten ran in one instance');
+  t.same(
+    [...results].sort((x, y) => x - y),
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    'all ten ran in one instance',
+  );
   t.equal(s.engine.stats().coldStarts, before + 1);
 });
 
@@ -54,7 +57,10 @@ t.test('a redeploy lets in-flight calls finish on the old version; the next call
 
 t.test('V8 code cache is written per deployed code in the cache folder', async (t) => {
   const files = readdirSync(path.join(cacheDir, 'node8'));
-  t.ok(files.some((f) => f.endsWith('.v8cache')), `cache files: ${files.length}`);
+  t.ok(
+    files.some((f) => f.endsWith('.v8cache')),
+    `cache files: ${files.length}`,
+  );
 });
 
 t.test('40 distinct functions through a warm cache of 2: it evicts, stays bounded, and every call answers', async (t) => {

@@ -53,7 +53,13 @@ t.test('a handler that awaits I/O keeps sharing one instance however many calls 
 });
 
 t.test('a CPU-bound Python function scales out too', async (t) => {
-  await s.deployPython('pybusy', functionFolder('', { 'function.py': 'import time\ncalls = 0\ndef handler(body, req):\n    global calls\n    end = time.time() + 0.004\n    while time.time() < end:\n        pass\n    calls += 1\n    return calls\n' }), 'handler');
+  await s.deployPython(
+    'pybusy',
+    functionFolder('', {
+      'function.py': 'import time\ncalls = 0\ndef handler(body, req):\n    global calls\n    end = time.time() + 0.004\n    while time.time() < end:\n        pass\n    calls += 1\n    return calls\n',
+    }),
+    'handler',
+  );
   await s.invoke('pybusy');
   const before = s.engine.stats();
   const statuses = await load('pybusy', 6, 2000);

@@ -24,7 +24,7 @@ async function serverLogOf(work: () => Promise<void>): Promise<Record<string, un
   return written.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-t.test("a failed key-use write is logged with its code and task, and counted in islet_background_errors_total", async (t) => {
+t.test('a failed key-use write is logged with its code and task, and counted in islet_background_errors_total', async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'islet-server-log-'));
   const store = await openStore({ dataDir });
   let refused = 0;

@@ -31,7 +31,14 @@ export function startChildServer(config: ChildConfig): Promise<ChildServer> {
       out += chunk.toString();
       const line = out.split('\n')[0];
       if (!out.includes('\n') || !line) return;
-      const info = JSON.parse(line) as { url: string; accountId: string; apiKey: string; dataDir: string; refused: Record<string, { code: string; message: string }>; others: { accountId: string; apiKey: string }[] };
+      const info = JSON.parse(line) as {
+        url: string;
+        accountId: string;
+        apiKey: string;
+        dataDir: string;
+        refused: Record<string, { code: string; message: string }>;
+        others: { accountId: string; apiKey: string }[];
+      };
       child.removeAllListeners('exit');
       resolve({
         ...info,

@@ -17,7 +17,12 @@ export interface ControlCase {
 export type CaseResult = { ok: true; value: unknown } | { ok: false; error: string };
 
 /** What a fetch-style app answers to each request: status and text. */
-export async function answerRequests(app: { fetch(request: Request, env: unknown, ctx: unknown): Promise<Response> | Response }, requests: NonNullable<ControlCase['requests']>, origin: string, env: unknown): Promise<unknown[]> {
+export async function answerRequests(
+  app: { fetch(request: Request, env: unknown, ctx: unknown): Promise<Response> | Response },
+  requests: NonNullable<ControlCase['requests']>,
+  origin: string,
+  env: unknown,
+): Promise<unknown[]> {
   const out: unknown[] = [];
   for (const [method, url, body] of requests) {
     const init: RequestInit = { method, ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}) };
@@ -33,7 +38,7 @@ const importModule = new Function('url', 'return import(url)') as (url: string) 
 async function runCase(c: ControlCase): Promise<CaseResult> {
   try {
     const ns = await importModule(pathToFileURL(path.join(c.dir, c.file)).href);
-    const target = (c.entrypoint === 'default' ? ns.default : ns[c.entrypoint] ?? (ns.default as Record<string, unknown> | undefined)?.[c.entrypoint]) as unknown;
+    const target = (c.entrypoint === 'default' ? ns.default : (ns[c.entrypoint] ?? (ns.default as Record<string, unknown> | undefined)?.[c.entrypoint])) as unknown;
     if (c.requests) return { ok: true, value: await answerRequests(target as Parameters<typeof answerRequests>[0], c.requests, 'http://localhost', process.env) };
     const value = await (target as (body: unknown, context: unknown) => unknown)({}, { request: { method: 'GET', path: '/', query: {}, headers: {} }, env: process.env });
     return { ok: true, value: JSON.parse(JSON.stringify(value ?? null)) };

@@ -10,7 +10,11 @@ export function packageClosure(root: string, name: string): string[] {
   const visit = (dir: string) => {
     if (found.has(dir)) return;
     found.add(dir);
-    const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+      peerDependencies?: Record<string, string>;
+    };
     for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies })) {
       const at = resolvePackage(root, dir, dep);
       if (at) visit(at);

@@ -28,7 +28,9 @@ export interface PrivatePostgres {
 export function postgresBin(): string | undefined {
   const debian = '/usr/lib/postgresql';
   if (existsSync(debian)) {
-    const versions = readdirSync(debian).filter((v) => existsSync(path.join(debian, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(debian)
+      .filter((v) => existsSync(path.join(debian, v, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a));
     if (versions[0]) return path.join(debian, versions[0], 'bin');
   }
   const found = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).stdout.trim();

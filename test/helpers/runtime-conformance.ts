@@ -136,7 +136,10 @@ export function runtimeConformance(t: Test, server: () => TestServer, impl: Runt
     const requestId = (await res.json()) as string;
     t.equal(requestId, res.headers.get('x-service-request-id'));
     const entries = (await server().engine.logs.read(server().accountId, fn('logs'))).filter((e) => e.requestId === requestId);
-    t.ok(entries.some((e) => e.message === `conformance line ${requestId}`), 'the printed line, with the request id');
+    t.ok(
+      entries.some((e) => e.message === `conformance line ${requestId}`),
+      'the printed line, with the request id',
+    );
   });
 
   t.test('a runaway handler: 504 ERR_TIMEOUT, stopped; the next call is answered', async (t) => {

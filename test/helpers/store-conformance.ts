@@ -45,7 +45,10 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     t.equal(record?.keys[0]?.scope, 'admin');
     t.notOk(JSON.stringify(record).includes(apiKey), 'the key itself is not stored');
     const snapshot = await store.load();
-    t.ok(snapshot.accounts.some((a) => a.id === accountId), 'the account is in a full load');
+    t.ok(
+      snapshot.accounts.some((a) => a.id === accountId),
+      'the account is in a full load',
+    );
     t.equal(await store.readAccount('0000000000000000'), undefined, 'an unknown account reads as undefined');
   });
 
@@ -102,7 +105,10 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     t.equal((await store.remove(accountId, 'gone'))?.version, deployed.version);
     t.ok(heard(changes, { kind: 'function', account: accountId, name: 'gone' }), 'the removal was heard before it resolved');
     t.equal(await store.readFunction(accountId, 'gone'), undefined);
-    t.notOk((await store.load()).functions.some((f) => f.account === accountId), 'not in a full load either');
+    t.notOk(
+      (await store.load()).functions.some((f) => f.account === accountId),
+      'not in a full load either',
+    );
     t.equal(await store.remove(accountId, 'gone'), undefined);
   });
 
@@ -110,11 +116,21 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     const { accountId } = await store.createAccount();
     const made = [];
     for (let i = 1; i <= 3; i++) made.push(await deployVersion(store, accountId, spec('v'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass, { message: `release ${i}` }));
-    t.same(made.map((m) => m.version), [1, 2, 3]);
+    t.same(
+      made.map((m) => m.version),
+      [1, 2, 3],
+    );
     const other = await deployVersion(store, accountId, spec('w'), { dir: functionFolder('exports.handler = () => 0;\n') }, pass);
     t.equal(other.version, 1, 'each function counts its own');
     const list = await store.listVersions(accountId, 'v');
-    t.same(list?.versions.map((m) => [m.version, m.message]), [[3, 'release 3'], [2, 'release 2'], [1, 'release 1']]);
+    t.same(
+      list?.versions.map((m) => [m.version, m.message]),
+      [
+        [3, 'release 3'],
+        [2, 'release 2'],
+        [1, 'release 1'],
+      ],
+    );
     t.same(list?.traffic, [{ version: 3, percent: 100 }]);
     t.equal(list?.latest, 3);
     t.equal(await store.listVersions(accountId, 'nothing'), undefined);
@@ -125,31 +141,83 @@ export function storeConformance(t: Test, impl: StoreUnderTest): void {
     const { accountId } = await store.createAccount();
     for (let i = 1; i <= 2; i++) await deployVersion(store, accountId, spec('s'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass);
     await deployVersion(store, accountId, spec('s'), { dir: functionFolder('exports.handler = () => 3;\n') }, pass, { percent: 10 });
-    t.same((await store.readFunction(accountId, 's'))?.traffic, [{ version: 2, percent: 90 }, { version: 3, percent: 10 }]);
-    t.same((await store.readFunction(accountId, 's'))?.serving.map((m) => m.version), [2, 3], 'the manifests of both serving versions');
+    t.same((await store.readFunction(accountId, 's'))?.traffic, [
+      { version: 2, percent: 90 },
+      { version: 3, percent: 10 },
+    ]);
+    t.same(
+      (await store.readFunction(accountId, 's'))?.serving.map((m) => m.version),
+      [2, 3],
+      'the manifests of both serving versions',
+    );
     await deployVersion(store, accountId, spec('s'), { dir: functionFolder('exports.handler = () => 4;\n') }, pass, { percent: 0 });
-    t.same((await store.readFunction(accountId, 's'))?.traffic, [{ version: 2, percent: 90 }, { version: 3, percent: 10 }], 'a 0% deploy stores a version and serves it nothing');
+    t.same(
+      (await store.readFunction(accountId, 's'))?.traffic,
+      [
+        { version: 2, percent: 90 },
+        { version: 3, percent: 10 },
+      ],
+      'a 0% deploy stores a version and serves it nothing',
+    );
     await quiet(changes);
     const back = await store.setTraffic(accountId, 's', [{ version: 2, percent: 100 }]);
     t.same(back.traffic, [{ version: 2, percent: 100 }]);
     t.ok(heard(changes, { kind: 'function', account: accountId, name: 's' }), 'announced before it returns');
-    const split = await store.setTraffic(accountId, 's', [{ version: 4, percent: 25.5 }, { version: 2, percent: 74.5 }]);
-    t.same(split.traffic, [{ version: 2, percent: 74.5 }, { version: 4, percent: 25.5 }], 'sorted by version');
-    await t.rejects(store.setTraffic(accountId, 's', [{ version: 2, percent: 60 }, { version: 3, percent: 30 }]), { code: 'ERR_BAD_REQUEST', message: /add up to 90/ });
+    const split = await store.setTraffic(accountId, 's', [
+      { version: 4, percent: 25.5 },
+      { version: 2, percent: 74.5 },
+    ]);
+    t.same(
+      split.traffic,
+      [
+        { version: 2, percent: 74.5 },
+        { version: 4, percent: 25.5 },
+      ],
+      'sorted by version',
+    );
+    await t.rejects(
+      store.setTraffic(accountId, 's', [
+        { version: 2, percent: 60 },
+        { version: 3, percent: 30 },
+      ]),
+      { code: 'ERR_BAD_REQUEST', message: /add up to 90/ },
+    );
     await t.rejects(store.setTraffic(accountId, 's', [{ version: 2, percent: 101 }]), { code: 'ERR_BAD_REQUEST', message: /from 0 to 100/ });
-    await t.rejects(store.setTraffic(accountId, 's', [2, 3, 4].map((version) => ({ version, percent: 100 / 3 }))), { code: 'ERR_BAD_REQUEST', message: /two versions at most/ });
+    await t.rejects(
+      store.setTraffic(
+        accountId,
+        's',
+        [2, 3, 4].map((version) => ({ version, percent: 100 / 3 })),
+      ),
+      { code: 'ERR_BAD_REQUEST', message: /two versions at most/ },
+    );
     await t.rejects(store.setTraffic(accountId, 's', [{ version: 9, percent: 100 }]), { code: 'ERR_NOT_FOUND', message: /no version 9 \(the latest is 4\)/ });
     await t.rejects(store.setTraffic(accountId, 'nothing', [{ version: 1, percent: 100 }]), { code: 'ERR_NO_SUCH_FUNCTION' });
-    t.same((await store.readFunction(accountId, 's'))?.traffic, [{ version: 2, percent: 74.5 }, { version: 4, percent: 25.5 }], 'refused changes changed nothing');
+    t.same(
+      (await store.readFunction(accountId, 's'))?.traffic,
+      [
+        { version: 2, percent: 74.5 },
+        { version: 4, percent: 25.5 },
+      ],
+      'refused changes changed nothing',
+    );
   });
 
   t.test('pruning: the newest versions (3 here) and every serving one are kept', async (t) => {
     const { accountId } = await store.createAccount();
     await deployVersion(store, accountId, spec('p'), { dir: functionFolder('exports.handler = () => 1;\n') }, pass);
     for (let i = 2; i <= 6; i++) await deployVersion(store, accountId, spec('p'), { dir: functionFolder(`exports.handler = () => ${i};\n`) }, pass, { percent: 0 });
-    t.same((await store.listVersions(accountId, 'p'))?.versions.map((m) => m.version), [6, 5, 4, 1], 'version 1 still serves, so it stays');
+    t.same(
+      (await store.listVersions(accountId, 'p'))?.versions.map((m) => m.version),
+      [6, 5, 4, 1],
+      'version 1 still serves, so it stays',
+    );
     await deployVersion(store, accountId, spec('p'), { dir: functionFolder('exports.handler = () => 7;\n') }, pass);
-    t.same((await store.listVersions(accountId, 'p'))?.versions.map((m) => m.version), [7, 6, 5], 'once it stops serving it goes too');
+    t.same(
+      (await store.listVersions(accountId, 'p'))?.versions.map((m) => m.version),
+      [7, 6, 5],
+      'once it stops serving it goes too',
+    );
     await t.rejects(store.setTraffic(accountId, 'p', [{ version: 2, percent: 100 }]), { code: 'ERR_NOT_FOUND', message: /version 2 of p was pruned \(kept: 5, 6, 7\)/ });
   });
 

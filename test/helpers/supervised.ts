@@ -137,7 +137,12 @@ export function startSupervised(extra: string[] = [], env: NodeJS.ProcessEnv = {
 export async function eventually(check: () => Promise<boolean> | boolean, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
   for (;;) {
-    if (await Promise.resolve().then(check).catch(() => false)) return true;
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return true;
     if (Date.now() > until) return false;
     await new Promise((r) => setTimeout(r, 50));
   }

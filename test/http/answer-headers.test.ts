@@ -31,7 +31,11 @@ const FUNCTIONS: [name: string, source: string, entrypoint: string][] = [
     } };`,
     'default',
   ],
-  ['seed_style', `exports.handler = (body, context) => new context.HTTPResponse({ statusCode: 200, headers: { 'Set-Cookie': [${JSON.stringify(A)}, ${JSON.stringify(B)}] }, body: 'two cookies' });`, 'handler'],
+  [
+    'seed_style',
+    `exports.handler = (body, context) => new context.HTTPResponse({ statusCode: 200, headers: { 'Set-Cookie': [${JSON.stringify(A)}, ${JSON.stringify(B)}] }, body: 'two cookies' });`,
+    'handler',
+  ],
   [
     'node_server',
     `require('http').createServer((req, res) => {
@@ -84,11 +88,16 @@ for (const name of [...FUNCTIONS.map(([n]) => n), 'python_style']) {
 }
 
 t.test('sdk.invoke reads a repeated Set-Cookie as fetch reads it: joined with a comma', async (t) => {
-  await s.deploy('caller', functionFolder(`const sdk = require('sdk');
+  await s.deploy(
+    'caller',
+    functionFolder(`const sdk = require('sdk');
     exports.handler = async (body, context) => {
       const answer = await sdk.invoke(context.env.SERVICE_ACCOUNT_ID, 'seed_style', context.env.KEY, {});
       return { cookie: answer.headers['set-cookie'] };
-    };`), 'handler', { env: { KEY: s.apiKey } });
+    };`),
+    'handler',
+    { env: { KEY: s.apiKey } },
+  );
   const res = await s.call('caller');
   t.same(await res.json(), { cookie: `${A}, ${B}` });
 });

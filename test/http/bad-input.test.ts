@@ -30,7 +30,10 @@ function cases(account: string, key: string): ((i: number) => Case)[] {
     () => ({ name: '.. in the name', chunks: [`GET ${run}/../../../etc/passwd HTTP/1.1\r\nHost: x\r\n${auth}\r\n`] }),
     () => ({ name: 'encoded .. in the name', chunks: [`GET ${run}/%2e%2e%2f%2e%2e%2fetc HTTP/1.1\r\nHost: x\r\n${auth}\r\n`] }),
     () => ({ name: 'oversize declared body', chunks: [`POST ${run}/hello HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: 99999999\r\n\r\n{"a":`] }),
-    () => ({ name: 'oversize streamed body', chunks: [`POST ${run}/hello HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\n`, ...Array.from({ length: 20 }, () => `1000\r\n${'x'.repeat(0x1000)}\r\n`)] }),
+    () => ({
+      name: 'oversize streamed body',
+      chunks: [`POST ${run}/hello HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\n`, ...Array.from({ length: 20 }, () => `1000\r\n${'x'.repeat(0x1000)}\r\n`)],
+    }),
     () => ({ name: 'truncated body, then gone', chunks: [`POST ${run}/hello HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: 100\r\n\r\n{"name":`], closeAfterMs: 20 }),
     () => ({ name: 'headers cut off, then gone', chunks: [`GET ${run}/hello HTTP/1.1\r\nHost: x\r\nX-Serv`], closeAfterMs: 10 }),
     () => ({ name: 'invalid Content-Length', chunks: [`POST ${run}/hello HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: abc\r\n\r\n{}`] }),
@@ -40,7 +43,10 @@ function cases(account: string, key: string): ((i: number) => Case)[] {
     () => ({ name: 'bad key', chunks: [`GET ${run}/hello HTTP/1.1\r\nHost: x\r\nX-Service-Api-Key: ${'k'.repeat(5000)}\r\nConnection: close\r\n\r\n`] }),
     () => ({ name: 'huge query string', chunks: [`GET ${run}/hello?${'q=1&'.repeat(3000)} HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`] }),
     () => ({ name: 'unknown account and name', chunks: [`GET /v2/run/nobody/${'n'.repeat(300)} HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`] }),
-    () => ({ name: 'management route with junk', chunks: [`PUT /v2/accounts/${account}/functions/x HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: multipart/form-data; boundary=zz\r\nContent-Length: 10\r\n\r\n0123456789`] }),
+    () => ({
+      name: 'management route with junk',
+      chunks: [`PUT /v2/accounts/${account}/functions/x HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: multipart/form-data; boundary=zz\r\nContent-Length: 10\r\n\r\n0123456789`],
+    }),
     () => ({ name: 'slow sender', chunks: [`GET ${run}/hello`, ' HTTP/1.1\r\n', `Host: x\r\n${auth}`, 'Connection: close\r\n\r\n'], gapMs: 30 }),
     () => ({ name: 'dropped mid-response', chunks: [`GET /v2/run/${account}/public_big HTTP/1.1\r\nHost: x\r\n\r\n`], closeAfterMs: 30 }),
   ];
@@ -133,7 +139,14 @@ t.test('stalled requests are closed by the server, and do not stop it serving', 
   const meanwhile = await s.call('hello', { query: 'name=meanwhile' });
   t.equal(await meanwhile.text(), '"Hello MEANWHILE!"', 'other requests are served while 32 connections stall');
   const outcomes = await Promise.all(stalled);
-  t.same(outcomes.filter((o) => o.timedOut).map((o) => o.name), [], 'every stalled connection was closed by the server');
-  t.ok(outcomes.every((o) => o.status === undefined || (o.status >= 400 && o.status < 500)), 'none got a 2xx or 5xx');
+  t.same(
+    outcomes.filter((o) => o.timedOut).map((o) => o.name),
+    [],
+    'every stalled connection was closed by the server',
+  );
+  t.ok(
+    outcomes.every((o) => o.status === undefined || (o.status >= 400 && o.status < 500)),
+    'none got a 2xx or 5xx',
+  );
   t.comment(`closed after ${((performance.now() - started) / 1000).toFixed(1)} s`);
 });

@@ -42,7 +42,14 @@ const TRANSPORT = new Set(['date', 'uwebsockets']);
 
 t.test('the invoke route answers what the function port answers, as data in JSON', async (t) => {
   const body = Buffer.from('{"name":"Ada"}');
-  const request = { function: 'echo', method: 'POST', path: '/items/7', query: 'lang=en', headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/json', 'X-Two': 'a' }, body: body.toString('base64') };
+  const request = {
+    function: 'echo',
+    method: 'POST',
+    path: '/items/7',
+    query: 'lang=en',
+    headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/json', 'X-Two': 'a' },
+    body: body.toString('base64'),
+  };
   const res = await invoke(request);
   t.equal(res.status, 200);
   t.equal(res.headers.get('content-type'), 'application/json');
@@ -54,11 +61,25 @@ t.test('the invoke route answers what the function port answers, as data in JSON
   t.equal(answer.status, 201);
   t.equal(answer.statusText, 'Created');
   const seen = JSON.parse(Buffer.from(answer.body, 'base64').toString()) as { method: string; path: string; query: unknown; headers: Record<string, string>; body: string };
-  t.same(seen, { method: 'POST', path: '/items/7', query: { lang: 'en' }, headers: { 'x-service-key-name': 'default', 'x-service-key-scope': 'admin', 'content-type': 'application/json', 'x-two': 'a', 'content-length': String(body.length) }, body: '{"name":"Ada"}' });
+  t.same(seen, {
+    method: 'POST',
+    path: '/items/7',
+    query: { lang: 'en' },
+    headers: { 'x-service-key-name': 'default', 'x-service-key-scope': 'admin', 'content-type': 'application/json', 'x-two': 'a', 'content-length': String(body.length) },
+    body: '{"name":"Ada"}',
+  });
 
-  const direct = await fetch(`${s.url}/v2/run/${s.accountId}/echo/items/7?lang=en`, { method: 'POST', headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/json', 'X-Two': 'a' }, body });
+  const direct = await fetch(`${s.url}/v2/run/${s.accountId}/echo/items/7?lang=en`, {
+    method: 'POST',
+    headers: { 'X-Service-Api-Key': s.apiKey, 'Content-Type': 'application/json', 'X-Two': 'a' },
+    body,
+  });
   await direct.text();
-  const names = (list: [string, string][]) => list.map(([k]) => k).filter((k) => !TRANSPORT.has(k)).sort();
+  const names = (list: [string, string][]) =>
+    list
+      .map(([k]) => k)
+      .filter((k) => !TRANSPORT.has(k))
+      .sort();
   t.same(names(answer.headers), names([...direct.headers.entries()]), 'the same header names as a client of the function port gets');
   const value = (name: string) => answer.headers.find(([k]) => k === name)?.[1];
   t.equal(value('set-cookie'), 'tenant=1; Path=/', "the function's headers are shown");
@@ -105,7 +126,11 @@ t.test('a malformed request is refused with a message naming the problem', async
     t.equal(error.errorCode, 'ERR_BAD_REQUEST', what);
     t.match(error.message, message, what);
   }
-  const huge = await fetch(`${s.consoleUrl}/console/invoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(envelopeLimit(s.engine.limits.requestBodyBytes) + 1) });
+  const huge = await fetch(`${s.consoleUrl}/console/invoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: 'x'.repeat(envelopeLimit(s.engine.limits.requestBodyBytes) + 1),
+  });
   t.equal(huge.status, 413);
   t.equal(((await huge.json()) as { errorCode: string }).errorCode, 'ERR_PAYLOAD_TOO_LARGE');
   const overBody = Buffer.alloc(s.engine.limits.requestBodyBytes + 1).toString('base64');

@@ -28,7 +28,7 @@ t.test('a function answering with a fetched Response sends the server headers on
   t.equal(res.status, 200);
   t.same(await res.json(), { from: 'target' });
   // fetch joins repeated headers with ", ": a second copy shows as "1, 1".
-  t.equal(res.headers.get('x-service-version'), '1', 'X-Service-Version once, the relay\'s');
+  t.equal(res.headers.get('x-service-version'), '1', "X-Service-Version once, the relay's");
   t.match(res.headers.get('x-service-request-id'), /^[0-9a-f]{32}$/, 'one request id');
   t.equal(res.headers.get('content-type'), 'application/json');
   t.equal(res.headers.get('uwebsockets'), null, 'no uWebSockets header');
@@ -52,7 +52,11 @@ t.test('a 204 answer has no Content-Type (neither style)', async (t) => {
 });
 
 t.test('a run path without a function name says so, with no empty name in the message', async (t) => {
-  for (const [suffix, key] of [['', s.apiKey], ['/', s.apiKey], ['', null]] as const) {
+  for (const [suffix, key] of [
+    ['', s.apiKey],
+    ['/', s.apiKey],
+    ['', null],
+  ] as const) {
     const res = await fetch(`${s.url}/v2/run/${s.accountId}${suffix}`, { headers: key ? { 'X-Service-Api-Key': key } : {} });
     const body = (await res.json()) as { errorCode: string; message: string };
     t.equal(res.status, 404, `/v2/run/<account>${suffix}`);

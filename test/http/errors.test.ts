@@ -71,7 +71,7 @@ t.test('500 ERR_FUNCTION_FAILED: the user error with the user stack only', async
   t.notMatch(body.stack, /islet:runtime|dist\/engine|node:internal|isolated-vm/, 'no host frames');
 });
 
-t.test('500 ERR_FUNCTION_FAILED: an error thrown inside islet\'s Buffer or URL shows the user\'s frames only', async (t) => {
+t.test("500 ERR_FUNCTION_FAILED: an error thrown inside islet's Buffer or URL shows the user's frames only", async (t) => {
   for (const lib of ['buffer', 'url']) {
     const body = await expectError(t, await s.call('library_throws', { query: `lib=${lib}` }), 500, 'ERR_FUNCTION_FAILED');
     t.match(body.stack, /^(Type|Range)Error: .*\n\s+at exports\.libraryThrows \(\/function\.js:\d+:\d+\)/, `${lib}: the stack starts at the user's call`);

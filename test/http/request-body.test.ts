@@ -135,7 +135,10 @@ t.test('a client that goes away mid-body: the read fails, the call ends, nothing
   req.write(randomBytes(MiB));
   t.ok(await eventually(() => inflight(s, 'counter') === 1, 20_000), 'the call started with the body still arriving');
   req.destroy();
-  const logged = await eventually(async () => (await s.engine.readLogs(s.accountId, 'counter', {})).some((e) => e.message === 'the read failed: the client went away before the whole request body arrived'), 20_000);
+  const logged = await eventually(
+    async () => (await s.engine.readLogs(s.accountId, 'counter', {})).some((e) => e.message === 'the read failed: the client went away before the whole request body arrived'),
+    20_000,
+  );
   t.ok(logged, "the function's read failed, saying why");
   t.ok(await eventually(() => inflight(s, 'counter') === 0 && s.server.active === 0, 10_000), 'no call and no request is left in flight');
   const next = await s.call('counter', { body: 'after' });
@@ -191,6 +194,12 @@ t.test('413 past the streamed limit: declared at once, or as the chunks pass it'
   t.equal(res.statusCode, 413, "the function's answer after its failed read is the 413");
   const error = JSON.parse(await textOf(res)) as Record<string, unknown>;
   t.equal(error.limit, '--max-stream-body-mb');
-  t.ok(await eventually(async () => (await small.engine.readLogs(small.accountId, 'counter', {})).some((e) => /the read failed: the request body is over the limit of 4194304 bytes/.test(e.message)), 10_000), "the function's read failed, saying why");
+  t.ok(
+    await eventually(
+      async () => (await small.engine.readLogs(small.accountId, 'counter', {})).some((e) => /the read failed: the request body is over the limit of 4194304 bytes/.test(e.message)),
+      10_000,
+    ),
+    "the function's read failed, saying why",
+  );
   req.destroy();
 });

@@ -28,7 +28,11 @@ t.test('libraries, modules and globals: each declared once, each from a library 
   }
   const seen = { modules: new Set<string>(), globals: new Set<string>() };
   for (const c of all) {
-    for (const dependency of c.dependsOn ?? []) t.ok(all.some((d) => d.name === dependency), `${c.name} depends on ${dependency}, a capability`);
+    for (const dependency of c.dependsOn ?? [])
+      t.ok(
+        all.some((d) => d.name === dependency),
+        `${c.name} depends on ${dependency}, a capability`,
+      );
     for (const file of c.tests) t.ok(existsSync(path.join(ROOT, file)), `${c.name}: ${file} exists`);
     for (const kind of ['modules', 'globals'] as const) {
       for (const [name, source] of Object.entries({ ...c[kind], ...(kind === 'modules' ? c.ownModules : {}) })) {
@@ -49,7 +53,11 @@ t.test("the module names are Node 20's, derived from the manifests", async (t) =
     t.comment(`the host runs Node ${process.versions.node}, not 20: its module list is not node8's`);
     return;
   }
-  t.same([...BUILTIN_MODULES], builtinModules.filter((name) => !name.startsWith('_')), "Node 20's builtinModules without the internal ones");
+  t.same(
+    [...BUILTIN_MODULES],
+    builtinModules.filter((name) => !name.startsWith('_')),
+    "Node 20's builtinModules without the internal ones",
+  );
 });
 
 t.test('the runtime tables are the manifests, line for line', async (t) => {
@@ -69,7 +77,7 @@ t.test('a node8 function gets exactly the modules and globals the manifests decl
   t.teardown(() => s.stop());
   await s.deploy('capabilities', fixture('capabilities-node8'), 'probe');
   const modules = [...BUILTIN_MODULES];
-  const globals = all.flatMap((c) => [...Object.keys(c.globals ?? {}), ...(c.runtimes.includes('node8') ? c.runtimeGlobals ?? [] : [])]);
+  const globals = all.flatMap((c) => [...Object.keys(c.globals ?? {}), ...(c.runtimes.includes('node8') ? (c.runtimeGlobals ?? []) : [])]);
   const out = (await s.invokeJson('capabilities', { modules, globals })) as {
     modules: Record<string, string>;
     globals: Record<string, string>;

@@ -76,7 +76,14 @@ t.test('request.headers: one object, read on demand, yet an ordinary own field (
 
 t.test('query edge cases: bare names, empty parts, bad escapes, + and %2B, an empty name, __proto__ as a plain field', async (t) => {
   const out = (await (await s.call('context', { query: 'flag&&x=%E0%A4%A&__proto__=p&sp=a+b%2Bc&=v&k=1=2' })).json()) as ContextOut;
-  t.same(out.queryEntries, [['flag', ''], ['x', '%E0%A4%A'], ['__proto__', 'p'], ['sp', 'a b+c'], ['', 'v'], ['k', '1=2']]);
+  t.same(out.queryEntries, [
+    ['flag', ''],
+    ['x', '%E0%A4%A'],
+    ['__proto__', 'p'],
+    ['sp', 'a b+c'],
+    ['', 'v'],
+    ['k', '1=2'],
+  ]);
   t.equal(out.queryPrototype, 'Object.prototype', '__proto__ in the query does not replace the prototype');
   t.equal(out.raw, '', 'a call without a body reads an empty Buffer');
   t.equal(out.rawIsBuffer, true);
@@ -139,7 +146,12 @@ t.test('a console flood keeps the function logs bounded', async (t) => {
   t.ok(entries.length < 50_000, `${entries.length} lines kept of 50,000 printed`);
   const { statSync, readdirSync } = await import('node:fs');
   const dir = `${s.dataDir}/logs/${s.accountId}`;
-  const bytes = readdirSync(dir).filter((f) => f.startsWith('flood.log')).reduce((sum, f) => sum + statSync(`${dir}/${f}`).size, 0);
+  const bytes = readdirSync(dir)
+    .filter((f) => f.startsWith('flood.log'))
+    .reduce((sum, f) => sum + statSync(`${dir}/${f}`).size, 0);
   t.ok(bytes <= 2.5 * 1024 * 1024, `log files hold ${bytes} bytes (about 2 MB at most)`);
-  t.ok(entries.some((e) => /log lines dropped/.test(e.message)), 'the drop is recorded in the logs');
+  t.ok(
+    entries.some((e) => /log lines dropped/.test(e.message)),
+    'the drop is recorded in the logs',
+  );
 });

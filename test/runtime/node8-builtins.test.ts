@@ -14,7 +14,24 @@ let s: TestServer;
 let fixtures: Server;
 let fixturesUrl = '';
 const folder = fixture('surface-node8');
-const ENTRIES = ['crypto', 'cryptoAsync', 'zlib', 'zlibBomb', 'events', 'util', 'paths', 'assert', 'streams', 'legacyStream', 'timersAndProcess', 'asyncLocalStorage', 'misc', 'fs', 'http', 'httpRefused'];
+const ENTRIES = [
+  'crypto',
+  'cryptoAsync',
+  'zlib',
+  'zlibBomb',
+  'events',
+  'util',
+  'paths',
+  'assert',
+  'streams',
+  'legacyStream',
+  'timersAndProcess',
+  'asyncLocalStorage',
+  'misc',
+  'fs',
+  'http',
+  'httpRefused',
+];
 
 t.before(async () => {
   fixtures = createServer((req, res) => {
@@ -42,7 +59,7 @@ function call(name: string, body?: unknown): Promise<Record<string, unknown>> {
 t.test('crypto: hashes, HMAC, key derivation, ciphers, signatures and keys on the host', async (t) => {
   const out = await call('crypto');
   t.equal(out.sha256, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', 'SHA-256 of "abc" over two updates');
-  t.equal(out.md5Base64, createHash('md5').update('islet').digest('base64'), 'the same MD5 as the host\'s');
+  t.equal(out.md5Base64, createHash('md5').update('islet').digest('base64'), "the same MD5 as the host's");
   t.equal(out.hmac, '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843', 'RFC 4231 test case 2');
   t.same(out.hashCopy, ['a9993e364706816aba3e25717850c26c9cd0d89d', 'da23614e02469a0d7c7bd1bdab5c9c474b1904dc'], 'copy() keeps the state at the copy');
   t.equal(out.randomBytes, 32);
@@ -167,12 +184,12 @@ t.test('stream: pipeline, Transform, PassThrough, finished, stream/promises, str
   t.same(out.hashStream, [true, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'], 'a Hash is a Transform stream when used as one');
 });
 
-t.test('stream is Node\'s legacy Stream, which readable-stream 2 and 3 inherit from', async (t) => {
+t.test("stream is Node's legacy Stream, which readable-stream 2 and 3 inherit from", async (t) => {
   const out = await call('legacyStream');
-  t.equal(out.pipesCount, 1, 'state set the old way stays the inheriting object\'s own (it was replaced by one with a getter-only pipesCount)');
+  t.equal(out.pipesCount, 1, "state set the old way stays the inheriting object's own (it was replaced by one with a getter-only pipesCount)");
   t.same(out.ownState, ['pipesCount', 'flowing']);
   t.equal(out.isEmitter, true);
-  t.equal(out.notReadable, true, 'require(\'stream\') is not Readable');
+  t.equal(out.notReadable, true, "require('stream') is not Readable");
   t.equal(out.selfNamed, true, 'Stream.Stream is Stream');
   t.same(out.missing, [], 'Readable, Writable, Duplex, Transform, PassThrough, pipeline, finished, promises are its properties');
   t.equal(out.readableIsStream, true, 'a Readable is an instance of Stream');
@@ -215,12 +232,8 @@ t.test('timers, timers/promises and process: order of ticks, env, fixed facts', 
   t.equal(out.tag, '[object process]', 'packages that tell Node by Object.prototype.toString find it');
 });
 
-t.test('async_hooks: AsyncLocalStorage keeps each request\'s store across awaits and timers, never another\'s', async (t) => {
-  const results = await Promise.all([
-    call('asyncLocalStorage', { id: 'a', wait: 30 }),
-    call('asyncLocalStorage', { id: 'b', wait: 5 }),
-    call('asyncLocalStorage', { id: 'c', wait: 15 }),
-  ]);
+t.test("async_hooks: AsyncLocalStorage keeps each request's store across awaits and timers, never another's", async (t) => {
+  const results = await Promise.all([call('asyncLocalStorage', { id: 'a', wait: 30 }), call('asyncLocalStorage', { id: 'b', wait: 5 }), call('asyncLocalStorage', { id: 'c', wait: 15 })]);
   for (const [i, id] of ['a', 'b', 'c'].entries()) {
     t.same(results[i], { before: id, afterTimer: id, afterAwaits: id, outside: id }, `request ${id} saw only its own store`);
   }
@@ -232,11 +245,11 @@ t.test('os, tty, diagnostics_channel, perf_hooks, module.createRequire', async (
   t.equal(out.tty, false);
   t.same(out.channel, [{ hello: 1 }]);
   t.equal(out.performance, true);
-  t.equal(out.createRequire, 'info from json', 'createRequire loads the function\'s own files');
+  t.equal(out.createRequire, 'info from json', "createRequire loads the function's own files");
   t.same(out.builtins, [true, true, false]);
 });
 
-t.test('fs: the function\'s own files, read-only', async (t) => {
+t.test("fs: the function's own files, read-only", async (t) => {
   const out = await call('fs');
   t.equal(out.read, 'line one\nline two\n');
   t.equal(out.relative, 18, 'relative paths start at the function folder');

@@ -107,7 +107,7 @@ t.test('a Hono app deploys unchanged as a fetch-style function (entrypoint left 
   t.equal(await missing.text(), 'no such route');
 });
 
-t.test('entry detection: a default export with a fetch method is fetch style whatever a Proxy answers; a real handler export is the seed\'s', async (t) => {
+t.test("entry detection: a default export with a fetch method is fetch style whatever a Proxy answers; a real handler export is the seed's", async (t) => {
   // itty-router's router inherits from a Proxy that answers every name with a route-adding
   // function: `router.handler` looked like a seed handler and the call hung to ERR_TIMEOUT.
   const suite = path.join(ROOT, 'test', 'compat', 'node8');
@@ -115,7 +115,10 @@ t.test('entry detection: a default export with a fetch method is fetch style wha
   const dir = mkdtempSync(path.join(tmpdir(), 'islet-itty-'));
   t.teardown(() => removeDir(dir));
   cpSync(path.join(suite, 'cases', 'itty-router.mjs'), path.join(dir, 'index.mjs'));
-  writeFileSync(path.join(dir, 'router.cjs'), "const { AutoRouter } = require('itty-router');\nconst router = AutoRouter();\nrouter.get('/items/:id', ({ params }) => ({ cjs: params.id }));\nmodule.exports = router;\n");
+  writeFileSync(
+    path.join(dir, 'router.cjs'),
+    "const { AutoRouter } = require('itty-router');\nconst router = AutoRouter();\nrouter.get('/items/:id', ({ params }) => ({ cjs: params.id }));\nmodule.exports = router;\n",
+  );
   copyPackage(suite, 'itty-router', dir);
   // A schedule too: the Proxy's answer for `scheduled` is no scheduled() method either.
   await s.engine.deploy(s.accountId, { name: 'itty', runtime: 'node8', file: 'index.mjs', entrypoint: 'handler', env: {}, timeoutMs: 5000, schedules: ['* * * * * *'] }, { dir });
@@ -128,7 +131,7 @@ t.test('entry detection: a default export with a fetch method is fetch style wha
   t.same(await (await s.call('itty_cjs', { path: '/items/7' })).json(), { cjs: '7' }, 'module.exports = router');
   const tickError = async () => (await s.engine.readLogs(s.accountId, 'itty', {})).find((e) => e.level === 'error');
   t.ok(await eventually(async () => (await tickError()) !== undefined, 20_000), 'a tick ran and failed');
-  t.match((await tickError())?.message, /has no scheduled\(controller, env, ctx\) method/, 'a tick says the router has no scheduled(): it does not wait on the Proxy\'s answer');
+  t.match((await tickError())?.message, /has no scheduled\(controller, env, ctx\) method/, "a tick says the router has no scheduled(): it does not wait on the Proxy's answer");
 
   await s.deploy('entry_proxy', folder, 'handler', { file: 'entry-proxy.js', timeoutMs: 5000 });
   const proxied = await s.call('entry_proxy', { path: '/p' });
@@ -140,14 +143,17 @@ t.test('entry detection: a default export with a fetch method is fetch style wha
   t.equal(String((await s.invoke('entry_both')).body), JSON.stringify('the seed handler'), 'an own handler export is the seed handler, beside a helper named fetch');
   const named = await deployError('entry-proxy.js', 'main');
   t.equal(named.code, 'ERR_INVALID_FUNCTION');
-  t.match(named.message, /does not export a function named "main" \(found nothing: its default export has a fetch method and no "main" of its own; a module whose default export has a fetch\(request, env, ctx\) method can use entrypoint: default/);
+  t.match(
+    named.message,
+    /does not export a function named "main" \(found nothing: its default export has a fetch method and no "main" of its own; a module whose default export has a fetch\(request, env, ctx\) method can use entrypoint: default/,
+  );
 });
 
-t.test('deploy errors name the user\'s file, line and column, and the package they were raised in', async (t) => {
+t.test("deploy errors name the user's file, line and column, and the package they were raised in", async (t) => {
   const deep = await deployError('deep-failure.js');
   t.equal(deep.code, 'ERR_INVALID_FUNCTION');
   t.match(deep.message, /TypeError: Cannot read properties of undefined \(reading 'missing'\) \(lib\/b\.js:1:18; raised in node_modules\/deep\/index\.js:3:27\)/);
-  t.equal(deep.details?.file, 'lib/b.js', 'the first frame in the user\'s own files');
+  t.equal(deep.details?.file, 'lib/b.js', "the first frame in the user's own files");
   const syntax = await deployError('requires-broken.js');
   t.match(syntax.message, /SyntaxError: Unexpected "," \(lib\/broken\.js:3:12\)/, 'a syntax error in a required file names that file');
   t.same([syntax.details?.file, syntax.details?.line, syntax.details?.column], ['lib/broken.js', 3, 12]);
@@ -175,7 +181,11 @@ t.test('a native addon is refused at deploy with a sentence naming its .node fil
       (e: Error & { code: string }) => e,
     );
     t.equal(err?.code, 'ERR_INVALID_FUNCTION', `${name}: refused`);
-    t.match(err?.message, /\/node_modules\/native-thing\/build\/Release\/native_thing\.node is a native addon \(machine code built for Node\), which cannot run in islet's sandbox: use a pure JavaScript or WebAssembly build of the package instead/, `${name}: the sentence names the file`);
+    t.match(
+      err?.message,
+      /\/node_modules\/native-thing\/build\/Release\/native_thing\.node is a native addon \(machine code built for Node\), which cannot run in islet's sandbox: use a pure JavaScript or WebAssembly build of the package instead/,
+      `${name}: the sentence names the file`,
+    );
     t.notMatch(err?.message, /SyntaxError/);
   };
   // node-gyp-build (argon2) computes the path at run time; bindings leaves out the extension;
@@ -193,7 +203,7 @@ t.test('a native addon is refused at deploy with a sentence naming its .node fil
   t.same(JSON.parse(String((await s.invoke('addon_optional')).body)), { fallback: true, code: 'ERR_DLOPEN_FAILED' }, 'a package that catches the refusal runs its fallback');
 });
 
-t.test('a computed import() of a file that is not there answers Node\'s error', async (t) => {
+t.test("a computed import() of a file that is not there answers Node's error", async (t) => {
   await s.deploy('missing_import', folder, 'handler', { file: 'missing-import.mjs' });
   const res = await s.invoke('missing_import', { body: JSON.stringify({ name: 'nope' }) });
   t.equal(String(res.body), JSON.stringify("MODULE_NOT_FOUND: Cannot find module './lib/nope.mjs'"));

@@ -39,7 +39,16 @@ t.test('Event, EventTarget, CustomEvent, AbortController/AbortSignal (timeout, a
 
 t.test('Headers, Request, Response, FormData, Blob, File', async (t) => {
   const out = await call('fetchFamily');
-  t.same(out.headers, [['content-type', 'text/plain'], ['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['x-a', '1, 2']], 'sorted, combined, set-cookie apart');
+  t.same(
+    out.headers,
+    [
+      ['content-type', 'text/plain'],
+      ['set-cookie', 'a=1'],
+      ['set-cookie', 'b=2'],
+      ['x-a', '1, 2'],
+    ],
+    'sorted, combined, set-cookie apart',
+  );
   t.equal(out.get, '1, 2');
   t.same(out.setCookies, ['a=1', 'b=2']);
   t.same(out.request, ['POST', 'https://example.com/path?q=1', 'application/json', { a: 1 }, 7]);
@@ -49,7 +58,10 @@ t.test('Headers, Request, Response, FormData, Blob, File', async (t) => {
   t.equal(out.bodyUsed, true);
   t.same(out.redirect, [301, 'https://example.com/to']);
   t.same(out.multipart, [true, 'Ada', 'a.txt', 'file body'], 'FormData to multipart and back');
-  t.same(out.urlencoded, [['x', '1'], ['y', 'two']]);
+  t.same(out.urlencoded, [
+    ['x', '1'],
+    ['y', 'two'],
+  ]);
   t.same(out.blob, [11, 'text/plain', 'world', '6865']);
   t.equal(out.getWithBody, 'TypeError');
 });
@@ -78,7 +90,13 @@ t.test('crypto.subtle: digest, HMAC, AES-GCM/CBC, ECDSA, RSA-PSS, PKCS#1, Ed2551
   t.equal(out.aesGcm, 'gcm secret');
   t.equal(out.notExtractable, 'InvalidAccessError');
   t.equal(out.aesCbc, 'cbc text');
-  for (const [name, algorithm] of [['ecdsa', 'ECDSA'], ['ecdsa384', 'ECDSA'], ['rsaPss', 'RSA-PSS'], ['pkcs1', 'RSASSA-PKCS1-v1_5'], ['ed25519', 'Ed25519']]) {
+  for (const [name, algorithm] of [
+    ['ecdsa', 'ECDSA'],
+    ['ecdsa384', 'ECDSA'],
+    ['rsaPss', 'RSA-PSS'],
+    ['pkcs1', 'RSASSA-PKCS1-v1_5'],
+    ['ed25519', 'Ed25519'],
+  ]) {
     t.same(out[name!], [true, false, 'private', algorithm], `${name}: signs, verifies after an spki round trip, refuses other data`);
   }
   t.same(out.pkcs8, ['sign']);

@@ -86,7 +86,10 @@ t.test('urllib.request: every method, headers and a body, HTTPError for 4xx/5xx'
   for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
     const data = method === 'GET' || method === 'OPTIONS' ? undefined : `{"m":"${method}"}`;
     const out = await run<Attempt<{ status: number; body: string; headers: Record<string, string> }>>(open, 'urllib_call', {
-      url: `${webUrl}/echo?q=1`, method, data, headers: { 'X-Custom': 'v1', 'Content-Type': 'application/json' },
+      url: `${webUrl}/echo?q=1`,
+      method,
+      data,
+      headers: { 'X-Custom': 'v1', 'Content-Type': 'application/json' },
     });
     t.equal(out.ok, true, `${method}: ${String(out.error)}`);
     const echoed = JSON.parse(out.value!.body) as { method: string; path: string; headers: Record<string, string>; body: string };
@@ -111,7 +114,10 @@ t.test('http.client: request, getresponse, read and headers, two requests on one
   const port = Number(new URL(s.url).port);
   const paths = [`/v2/run/${s.accountId}/hello_py?name=abc`, `/v2/run/${s.accountId}/hello_node?name=xyz`];
   const out = await run<Attempt<{ status: number; reason: string; type: string; request_id: string; body: string; length?: string }[]>>(s, 'http_client_calls', {
-    host: '127.0.0.1', port, paths, headers: { 'X-Service-Api-Key': s.apiKey },
+    host: '127.0.0.1',
+    port,
+    paths,
+    headers: { 'X-Service-Api-Key': s.apiKey },
   });
   t.equal(out.ok, true, String(out.error));
   const [first, second, head] = out.value!;
@@ -132,7 +138,7 @@ t.test('the seed caller in Python: another function through the HTTP endpoint wi
 
 const DIST = '/usr/lib/python3/dist-packages';
 const REQUESTS = ['requests', 'urllib3', 'idna', 'certifi', 'charset_normalizer', 'chardet', 'six.py'];
-t.test('a vendored requests (Debian\'s python3-requests, laid out as pip --target would): GET, POST with JSON, a session, status', async (t) => {
+t.test("a vendored requests (Debian's python3-requests, laid out as pip --target would): GET, POST with JSON, a session, status", async (t) => {
   if (!REQUESTS.slice(0, 5).every((p) => existsSync(path.join(DIST, p)))) {
     missingRequirement(t, `Debian's python3-requests is not installed`);
     return;
@@ -151,9 +157,21 @@ t.test('a vendored requests (Debian\'s python3-requests, laid out as pip --targe
 t.test('escape: private, loopback, link-local and mapped addresses are refused, by IP or by a name resolving to them', async (t) => {
   const port = listener.port;
   for (const url of [
-    `http://127.0.0.1:${port}/`, `http://localhost:${port}/`, `http://[::1]:${port}/`, `http://127.1:${port}/`, `http://0x7f000001:${port}/`,
-    `http://[::ffff:127.0.0.1]:${port}/`, 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/', 'http://192.168.1.1/',
-    'http://172.16.0.1/', 'http://100.64.0.1/', 'http://0.0.0.0/', 'http://[fd00::1]/', 'http://[fe80::1]/', `https://localhost:${port}/`,
+    `http://127.0.0.1:${port}/`,
+    `http://localhost:${port}/`,
+    `http://[::1]:${port}/`,
+    `http://127.1:${port}/`,
+    `http://0x7f000001:${port}/`,
+    `http://[::ffff:127.0.0.1]:${port}/`,
+    'http://169.254.169.254/latest/meta-data/',
+    'http://10.0.0.1/',
+    'http://192.168.1.1/',
+    'http://172.16.0.1/',
+    'http://100.64.0.1/',
+    'http://0.0.0.0/',
+    'http://[fd00::1]/',
+    'http://[fe80::1]/',
+    `https://localhost:${port}/`,
   ]) {
     const out = await run<Attempt>(s, 'urllib_call', { url });
     t.equal(out.ok, false, url);

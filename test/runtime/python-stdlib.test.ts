@@ -76,7 +76,7 @@ t.test('hashlib.pbkdf2_hmac and scrypt give the RFC test vectors; bad arguments 
   t.match((out.scrypt_memory as Attempt).error, /^ValueError: .*memory/i, 'scrypt past its memory bound is refused');
 });
 
-t.test('zoneinfo reads the IANA database (the host\'s, a read-only /usr/share/zoneinfo): offsets, DST, aliases, unknown and path-like keys', async (t) => {
+t.test("zoneinfo reads the IANA database (the host's, a read-only /usr/share/zoneinfo): offsets, DST, aliases, unknown and path-like keys", async (t) => {
   const out = await json<Record<string, unknown>>('zones');
   t.equal(out.paris_summer, '2024-07-01T12:00:00+02:00');
   t.equal(out.paris_winter, '2024-01-01T12:00:00+01:00');
@@ -86,6 +86,6 @@ t.test('zoneinfo reads the IANA database (the host\'s, a read-only /usr/share/zo
   t.match((out.dotted as Attempt).error, /^(ValueError: ZoneInfo keys|ZoneInfoNotFoundError)/);
   t.equal(out.available, true, 'available_timezones() lists the database');
   t.equal(out.alias, '0:00:00', 'linked aliases (UTC) are there');
-  t.equal(out.version_line, true, 'the database\'s text files are there too (pytz reads tzdata.zi)');
+  t.equal(out.version_line, true, "the database's text files are there too (pytz reads tzdata.zi)");
   for (const change of ['write', 'create', 'remove']) t.match((out[change] as Attempt).error, /^PermissionError/, `${change}: read-only`);
 });

@@ -85,8 +85,14 @@ t.test('the request object, os.environ and print/logging', async (t) => {
   await s.deployPython('py_print', probes, 'printing');
   const requestId = (await (await s.call('py_print')).json()) as string;
   const logs = (await s.engine.logs.read(s.accountId, 'py_print')).filter((e) => e.requestId === requestId);
-  t.ok(logs.some((e) => e.level === 'info' && e.message === 'hello from print 42'), 'print goes to the logs');
-  t.ok(logs.some((e) => e.level === 'error' && /a warning line/.test(e.message)), 'logging goes to the logs');
+  t.ok(
+    logs.some((e) => e.level === 'info' && e.message === 'hello from print 42'),
+    'print goes to the logs',
+  );
+  t.ok(
+    logs.some((e) => e.level === 'error' && /a warning line/.test(e.message)),
+    'logging goes to the logs',
+  );
 });
 
 t.test('req.headers is read on demand yet one dict that can be changed or replaced; tabs and quotes in values', async (t) => {
@@ -146,18 +152,21 @@ t.test('each function gets an interpreter of its own, never one another function
 });
 
 t.test('deploy refuses a syntax error with file and line, and Python 2 syntax saying so', async (t) => {
-  const syntax = await s.engine
-    .deploy(s.accountId, { name: 'py_bad', runtime: 'python2', file: 'bad_syntax.py', entrypoint: 'handler', env: {} }, { dir: probes })
-    .then(() => undefined, (e: Error & { details?: Record<string, unknown> }) => e);
+  const syntax = await s.engine.deploy(s.accountId, { name: 'py_bad', runtime: 'python2', file: 'bad_syntax.py', entrypoint: 'handler', env: {} }, { dir: probes }).then(
+    () => undefined,
+    (e: Error & { details?: Record<string, unknown> }) => e,
+  );
   t.match(syntax?.message, /SyntaxError: .*\(bad_syntax\.py, line 5\)/);
   t.equal(syntax?.details?.line, 5);
-  const py2 = await s.engine
-    .deploy(s.accountId, { name: 'py_bad', runtime: 'python2', file: 'python2_syntax.py', entrypoint: 'handler', env: {} }, { dir: probes })
-    .then(() => undefined, (e: Error) => e);
+  const py2 = await s.engine.deploy(s.accountId, { name: 'py_bad', runtime: 'python2', file: 'python2_syntax.py', entrypoint: 'handler', env: {} }, { dir: probes }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   t.match(py2?.message, /line 2\).*Python 2 syntax is not supported/);
-  const missing = await s.engine
-    .deploy(s.accountId, { name: 'py_bad', runtime: 'python2', file: 'function.py', entrypoint: 'nope', env: {} }, { dir: probes })
-    .then(() => undefined, (e: Error) => e);
+  const missing = await s.engine.deploy(s.accountId, { name: 'py_bad', runtime: 'python2', file: 'function.py', entrypoint: 'nope', env: {} }, { dir: probes }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
   t.match(missing?.message, /does not export a function named "nope"/);
   t.equal(s.engine.describe(s.accountId, 'py_bad'), undefined);
 });
@@ -205,21 +214,27 @@ for (const entry of ['spin', 'sleeps', 'stubborn', 'regex']) {
 
 // Escape probes: each must fail to reach the host's environment, files, processes or listeners.
 for (const [entry, check] of [
-  ['probe_js', (t: Test, o: Probe) => {
-    t.match(o.value ?? '', /'no process'\]$/, 'import js has no process');
-    t.notMatch(o.value ?? '', /'(env|require|fetch|__isletHost)'/, 'nor anything else of a host');
-  }],
-  ['probe_run_js', (t: Test, o: Probe) => {
-    if (o.ok) {
-      t.match(o.value, /"process":"undefined"/);
-      t.match(o.value, /"require":"undefined"/);
-      t.match(o.value, /"host":"undefined"/);
-      t.match(o.value, /"wasm":"undefined"/, 'no WebAssembly to make memory outside the cap');
-      t.match(o.value, /"globals":\[\]/);
-    } else t.pass(`run_js unavailable: ${o.error}`);
-  }],
+  [
+    'probe_js',
+    (t: Test, o: Probe) => {
+      t.match(o.value ?? '', /'no process'\]$/, 'import js has no process');
+      t.notMatch(o.value ?? '', /'(env|require|fetch|__isletHost)'/, 'nor anything else of a host');
+    },
+  ],
+  [
+    'probe_run_js',
+    (t: Test, o: Probe) => {
+      if (o.ok) {
+        t.match(o.value, /"process":"undefined"/);
+        t.match(o.value, /"require":"undefined"/);
+        t.match(o.value, /"host":"undefined"/);
+        t.match(o.value, /"wasm":"undefined"/, 'no WebAssembly to make memory outside the cap');
+        t.match(o.value, /"globals":\[\]/);
+      } else t.pass(`run_js unavailable: ${o.error}`);
+    },
+  ],
   ['probe_pyodide_js', (t: Test, o: Probe) => t.notMatch(o.value ?? '', /"IN_NODE":true/, 'no Node runtime underneath')],
-  ['probe_memory_grow', (t: Test, o: Probe) => t.equal(o.value, "'not reached after 64 MB'", 'the memory cap\'s grow keeps the original to itself')],
+  ['probe_memory_grow', (t: Test, o: Probe) => t.equal(o.value, "'not reached after 64 MB'", "the memory cap's grow keeps the original to itself")],
   ['probe_os_system', (t: Test, o: Probe) => t.notMatch(o.value ?? '', /^0$/, `os.system did not succeed (${o.value ?? o.error})`)],
   ['probe_ctypes', (t: Test, o: Probe) => t.notMatch(o.value ?? '', /^0$/, `ctypes system did not succeed (${o.value ?? o.error})`)],
   ['probe_socket', (t: Test, o: Probe) => t.equal(o.ok, false, `socket failed: ${o.error}`)],
@@ -257,7 +272,7 @@ t.test('escape probe: tampering with sys.modules or writing memory through ctype
   t.equal(listener.connections, 0);
 });
 
-t.test('escape probe: open() sees neither host files nor another function\'s files', async (t) => {
+t.test("escape probe: open() sees neither host files nor another function's files", async (t) => {
   await s.deployPython('probe_open', probes, 'probe_open');
   await s.deployPython('probe_listdir', probes, 'probe_listdir');
   for (const target of ['/etc/passwd', marker, '/function/../../etc/hostname']) {
@@ -266,7 +281,7 @@ t.test('escape probe: open() sees neither host files nor another function\'s fil
     t.notMatch(JSON.stringify(out), SECRET);
   }
   const other = (await json('probe_open', { path: '/function/tinypkg/../../function/seed.py' })) as Probe;
-  t.equal(other.ok, false, 'the seed function\'s file is not in this instance');
+  t.equal(other.ok, false, "the seed function's file is not in this instance");
   const listing = (await json('probe_listdir')) as Probe;
   t.match(listing.value, /'\/function': \['bad_syntax.py', 'function.py', 'python2_syntax.py', 'tinypkg'\]/, 'only its own files');
 });

@@ -279,7 +279,10 @@ t.test('sockets belong to their call: closed when it ends; a flood is bounded pe
   const opened = (await s.invokeJson('hold', { port, count: 6 })) as unknown as string[];
   t.equal(opened.filter((o) => o === 'open').length, 4, 'four sockets, the instance limit');
   t.equal(opened.filter((o) => o.startsWith('ERR_SOCKET_LIMIT')).length, 2);
-  t.match(opened.find((o) => o !== 'open'), /already holds 4 sockets, its limit/);
+  t.match(
+    opened.find((o) => o !== 'open'),
+    /already holds 4 sockets, its limit/,
+  );
   await until(() => connections.length === 4 && connections.every((c) => c.closed || c.readableEnded), 'the call ended and its sockets closed');
   // The next call can open as many again.
   const again = (await s.invokeJson('hold', { port, count: 4 })) as unknown as string[];
@@ -294,10 +297,12 @@ t.test('backpressure: one large write to a server that reads slowly arrives whol
       if (chunk === null) return;
       socket.pause();
       socket.removeListener('readable', pump);
-      socket.write(chunk, () => setTimeout(() => {
-        socket.on('readable', pump);
-        pump();
-      }, 1));
+      socket.write(chunk, () =>
+        setTimeout(() => {
+          socket.on('readable', pump);
+          pump();
+        }, 1),
+      );
     });
     socket.on('end', () => socket.end());
   });
@@ -397,7 +402,10 @@ t.test('host half: ids are per instance (a forged id reaches nothing), and bytes
   }
   const results = await Promise.allSettled(pending);
   t.equal(results.filter((r) => r.status === 'fulfilled').length, SOCKET_LIMITS.bufferedBytes / piece.length, 'as many writes as bufferedBytes holds');
-  t.match(results.find((r) => r.status === 'rejected'), { reason: { code: 'ERR_SOCKET_BUFFER_FULL' } });
+  t.match(
+    results.find((r) => r.status === 'rejected'),
+    { reason: { code: 'ERR_SOCKET_BUFFER_FULL' } },
+  );
   t.equal(memoryA.held, 0, 'the host memory they held is given back');
   // A write the instance's memory cannot hold is refused.
   const small = new InstanceConnections({ limits: SOCKET_LIMITS, hostMemory: new HostMemory(1024), live: () => true });
@@ -410,7 +418,27 @@ t.test('host half: ids are per instance (a forged id reaches nothing), and bytes
 
 t.test('tls: the host does TLS, checks the certificate against the servername, and honours ca and rejectUnauthorized', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'islet-tls-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=islet.test', '-addext', 'subjectAltName=DNS:islet.test'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      path.join(dir, 'key.pem'),
+      '-out',
+      path.join(dir, 'cert.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=islet.test',
+      '-addext',
+      'subjectAltName=DNS:islet.test',
+    ],
+    { stdio: 'ignore' },
+  );
   const key = readFileSync(path.join(dir, 'key.pem'));
   const cert = readFileSync(path.join(dir, 'cert.pem'));
   const ca = cert.toString();
@@ -434,5 +462,5 @@ t.test('tls: the host does TLS, checks the certificate against the servername, a
   const wrongName = await s.invokeJson('tls', { port: directPort, ca, servername: 'other.test' });
   t.equal(wrongName.error, 'ERR_TLS_CERT_ALTNAME_INVALID', 'the certificate must name the servername');
   const unchecked = await s.invokeJson('tls', { port: directPort, servername: 'islet.test', rejectUnauthorized: false });
-  t.same(unchecked, { authorized: false, encrypted: true, echoed: 'ping' }, 'rejectUnauthorized: false is the function\'s own choice for its connection');
+  t.same(unchecked, { authorized: false, encrypted: true, echoed: 'ping' }, "rejectUnauthorized: false is the function's own choice for its connection");
 });

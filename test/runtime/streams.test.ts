@@ -179,7 +179,11 @@ t.test('in-process callers (sdk.invoke) get a streamed body whole', async (t) =>
 });
 
 t.test('seed style: an HTTPResponse body may be an async generator, a Node Readable or a web ReadableStream', async (t) => {
-  for (const [entry, expected] of [['generator', 'line 0\nline 1\nline 2\n'], ['readable', 'abc'], ['web', 'web stream']] as const) {
+  for (const [entry, expected] of [
+    ['generator', 'line 0\nline 1\nline 2\n'],
+    ['readable', 'abc'],
+    ['web', 'web stream'],
+  ] as const) {
     await s.deploy(`seed_${entry}`, fixture('streams-node8'), entry);
     const res = await s.call(`seed_${entry}`);
     t.equal(res.status, 200, entry);
@@ -193,7 +197,10 @@ t.test('seed style: an HTTPResponse body may be an async generator, a Node Reada
 });
 
 t.test('Python: an HTTPResponse body may be a generator or an async generator of str or bytes', async (t) => {
-  for (const [entry, expected] of [['generator', 'line 0\nline 1\nline 2\nbytes too\n'], ['agenerator', 'tick 0\ntick 1\ntick 2\n']] as const) {
+  for (const [entry, expected] of [
+    ['generator', 'line 0\nline 1\nline 2\nbytes too\n'],
+    ['agenerator', 'tick 0\ntick 1\ntick 2\n'],
+  ] as const) {
     await s.deployPython(`py_${entry}`, fixture('streams-python'), entry);
     const res = await s.call(`py_${entry}`);
     t.equal(res.status, 200, entry);

@@ -30,7 +30,7 @@ const BYTES = [
 ];
 // Random bytes, weighted towards UTF-8's lead and continuation bytes.
 let seed = 7;
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 for (let n = 0; n < 40; n++) {
   const bytes = Array.from({ length: 1 + Math.floor(random() * 24) }, () => {
     const r = random();

@@ -13,6 +13,9 @@ t.teardown(() => s.stop());
 t.test('clearTimeout of null, 0 or a finished timer cancels nothing else', async (t) => {
   const out = (await s.invokeJson('timers')) as { fired: string[]; ids: number[]; distinct: boolean };
   t.same(out.fired, ['first', 'later', 'interval']);
-  t.ok(out.ids.every((id) => id > 0), 'ids are never 0');
+  t.ok(
+    out.ids.every((id) => id > 0),
+    'ids are never 0',
+  );
   t.ok(out.distinct, 'a timer in a freed slot has a new id');
 });

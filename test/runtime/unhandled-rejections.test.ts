@@ -10,17 +10,25 @@ let s: TestServer;
 
 t.before(async () => {
   s = await startTestServer();
-  await s.deploy('floating_seed', functionFolder(`exports.handler = (body, context) => {
+  await s.deploy(
+    'floating_seed',
+    functionFolder(`exports.handler = (body, context) => {
     Promise.reject(new Error('floating in ' + context.request.query.n));
     return new context.HTTPResponse({ body: 'answered ' + context.request.query.n });
-  };`), 'handler');
-  await s.deploy('floating_fetch', functionFolder(`export default { async fetch(request) {
+  };`),
+    'handler',
+  );
+  await s.deploy(
+    'floating_fetch',
+    functionFolder(`export default { async fetch(request) {
     const n = new URL(request.url).searchParams.get('n');
     Promise.reject(new Error('floating in ' + n));
     await new Promise((resolve) => setTimeout(resolve, 5));
     Promise.reject('a string, late, in ' + n);
     return new Response('answered ' + n);
-  } };`), 'default');
+  } };`),
+    'default',
+  );
 });
 t.teardown(() => s?.stop());
 
@@ -35,8 +43,16 @@ for (const name of ['floating_seed', 'floating_fetch']) {
     t.equal(await one.text(), 'answered 1');
     // Calls that arrive in the same turn go into the isolate in one entry.
     const many = await Promise.all([2, 3, 4, 5].map((n) => s.invoke(name, { query: `n=${n}` })));
-    t.same(many.map((r) => [r.status, String(r.body)]), [2, 3, 4, 5].map((n) => [200, `answered ${n}`]), 'every call of the batch is answered');
-    t.ok(await eventually(async () => (await logLines(name)).some((e) => e.level === 'error' && e.message.startsWith('Uncaught (in promise) Error: floating in 1')), 10_000), 'logged as uncaught, with its error');
-    if (name === 'floating_fetch') t.ok(await eventually(async () => (await logLines(name)).some((e) => e.message === 'Uncaught (in promise) a string, late, in 1'), 10_000), 'a rejection after an await (another entry) too');
+    t.same(
+      many.map((r) => [r.status, String(r.body)]),
+      [2, 3, 4, 5].map((n) => [200, `answered ${n}`]),
+      'every call of the batch is answered',
+    );
+    t.ok(
+      await eventually(async () => (await logLines(name)).some((e) => e.level === 'error' && e.message.startsWith('Uncaught (in promise) Error: floating in 1')), 10_000),
+      'logged as uncaught, with its error',
+    );
+    if (name === 'floating_fetch')
+      t.ok(await eventually(async () => (await logLines(name)).some((e) => e.message === 'Uncaught (in promise) a string, late, in 1'), 10_000), 'a rejection after an await (another entry) too');
   });
 }

@@ -54,7 +54,7 @@ t.test('neither runtime nor style sees the key; each sees its name and scope', a
   }
 });
 
-t.test('sdk.invoke from a function: the callee sees the caller key\'s name, not the key', async (t) => {
+t.test("sdk.invoke from a function: the callee sees the caller key's name, not the key", async (t) => {
   const seen = await headersSeen(t, 'caller');
   t.notOk('x-service-api-key' in seen);
   t.notOk(Object.values(seen).includes(invokeKey));

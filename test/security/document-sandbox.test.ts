@@ -42,7 +42,7 @@ const VERDICTS: [string, Record<string, string>, boolean][] = [
   ['a type matched whole', { 'content-type': 'text/htmlx' }, true],
   ['a prefix of a listed type', { 'content-type': 'text/plai' }, true],
   ['text/markdown (not listed)', { 'content-type': 'text/markdown' }, true],
-  ['PDF (its viewer is the browser\'s affair)', { 'content-type': 'application/pdf' }, true],
+  ["PDF (its viewer is the browser's affair)", { 'content-type': 'application/pdf' }, true],
   ['a returned value (JSON_HEADERS)', JSON_HEADERS, false],
   ['application/json', { 'content-type': 'application/json' }, false],
   ['JSON in capitals with a charset', { 'CONTENT-TYPE': 'Application/JSON; charset=utf-8' }, false],
@@ -92,7 +92,16 @@ t.test('over HTTP: documents get the sandbox, every answer says nosniff once, a 
   const s = await startTestServer();
   t.teardown(() => s.stop());
   const folder = functionFolder(PAGES);
-  const expected: Record<string, string | null> = { html: DOCUMENT_SANDBOX, listed: DOCUMENT_SANDBOX, twice: DOCUMENT_SANDBOX, empty: DOCUMENT_SANDBOX, sniffer: DOCUMENT_SANDBOX, plain: null, json: null, text: null };
+  const expected: Record<string, string | null> = {
+    html: DOCUMENT_SANDBOX,
+    listed: DOCUMENT_SANDBOX,
+    twice: DOCUMENT_SANDBOX,
+    empty: DOCUMENT_SANDBOX,
+    sniffer: DOCUMENT_SANDBOX,
+    plain: null,
+    json: null,
+    text: null,
+  };
   for (const entry of Object.keys(expected)) await s.deploy(`public_${entry}`, folder, entry);
   for (const [entry, csp] of Object.entries(expected)) {
     const res = await fetch(`${s.url}/v2/run/${s.accountId}/public_${entry}`);

@@ -73,7 +73,10 @@ t.test('ERR_INTERNAL: the caller and the function logs get a message naming the 
   const body = (await res.json()) as { errorCode: string; message: string; requestId: string };
   t.equal(body.errorCode, 'ERR_INTERNAL');
   t.equal(body.message, `internal error (request ${body.requestId}); the server's log has the details`);
-  const line = logged.filter((text) => text.startsWith('{')).map((text) => JSON.parse(text) as { level: string; code: string; requestId: string; err: { message: string } }).find((entry) => entry.requestId === body.requestId);
+  const line = logged
+    .filter((text) => text.startsWith('{'))
+    .map((text) => JSON.parse(text) as { level: string; code: string; requestId: string; err: { message: string } })
+    .find((entry) => entry.requestId === body.requestId);
   t.match(line, { level: 'error', code: 'ERR_INTERNAL', requestId: body.requestId }, `the server's log has a JSON line with the request id: ${logged.join(' | ').slice(0, 300)}`);
   t.match(line?.err.message, dataDir, 'and the detail');
   await s.engine.logs.flush();

@@ -66,7 +66,7 @@ t.test("a log line is cut on the host, whatever the function did to the sandbox'
   t.ok(rssMb() - before < 400, `RSS grew ${(rssMb() - before).toFixed(0)} MB`);
 });
 
-t.test('lines past an instance\'s log budget are dropped in the sandbox, and the next line says how many', async (t) => {
+t.test("lines past an instance's log budget are dropped in the sandbox, and the next line says how many", async (t) => {
   // 600 lines of 16 KB: 9.8 million characters, over the budget of 4 seconds' worth at once.
   t.equal((await post('logBurst', { lines: 600 })).status, 200);
   await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -94,10 +94,17 @@ t.test("one function's burst of lines does not crowd out another function's line
   await store.flush();
   await store.flush();
   const mine = await store.read('acct-b', 'quiet');
-  t.same(mine.map((e) => e.message.slice(0, 22)), ['the neighbour was here'], "the neighbour's line is kept");
+  t.same(
+    mine.map((e) => e.message.slice(0, 22)),
+    ['the neighbour was here'],
+    "the neighbour's line is kept",
+  );
   const theirs = await store.read('acct-a', 'burst');
   t.ok(theirs.length < 60_000, `the burst keeps what fits its share (${theirs.length} of 60,000 lines)`);
-  t.ok(theirs.some((e) => /dropped/.test(e.message)), 'and says how many it dropped');
+  t.ok(
+    theirs.some((e) => /dropped/.test(e.message)),
+    'and says how many it dropped',
+  );
 });
 
 t.test("the bodies of a function's fetches count against its memory limit", async (t) => {

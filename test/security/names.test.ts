@@ -227,8 +227,12 @@ function attacks(t: Test, open: () => Promise<TwoAccounts>): void {
       t.not(res.status, 200, `/v2/run/<A>/${name.slice(0, 60)}: ${res.status}`);
     }
     const viaAccount = await rawRequest(s.url, 'GET', `/v2/run/${s.a.id}%2F..%2F${s.b.id}/fn`, { 'x-service-api-key': s.a.key });
-    t.equal(viaAccount.status, 403, 'a crafted account id is not A and A\'s key is no key of it');
-    for (const [accountId, functionName] of [[s.a.id, `../${s.b.id}/fn`], [`${s.a.id}/../${s.b.id}`, 'fn'], [s.a.id, `..\\${s.b.id}\\fn`]] as const) {
+    t.equal(viaAccount.status, 403, "a crafted account id is not A and A's key is no key of it");
+    for (const [accountId, functionName] of [
+      [s.a.id, `../${s.b.id}/fn`],
+      [`${s.a.id}/../${s.b.id}`, 'fn'],
+      [s.a.id, `..\\${s.b.id}\\fn`],
+    ] as const) {
       const res = await s.engine.invoke({ accountId, functionName, apiKey: s.a.key, method: 'POST', path: '/', rawQuery: '', headers: {}, body: Buffer.alloc(0) });
       t.not(res.status, 200, `invoke(${accountId}, ${functionName}): ${res.status}`);
     }

@@ -43,7 +43,14 @@ function functionCount(t: Test, open: () => Promise<{ engine: Engine; url: strin
     t.equal(res.status, 404);
     await s.engine.remove(accountId, 'two');
     await s.engine.deploy(accountId, spec('three'), { dir: small() });
-    t.same(s.engine.list(accountId).map((f) => f.name).sort(), ['one', 'three'], 'a removal makes room');
+    t.same(
+      s.engine
+        .list(accountId)
+        .map((f) => f.name)
+        .sort(),
+      ['one', 'three'],
+      'a removal makes room',
+    );
     const other = await s.engine.createAccount();
     await s.engine.deploy(other.accountId, spec('one'), { dir: small() });
     await s.engine.deploy(other.accountId, spec('two'), { dir: small() });
@@ -81,11 +88,19 @@ function codeBytes(t: Test, open: () => Promise<{ engine: Engine; stop(): Promis
     const third = await refusal(s.engine.deploy(accountId, spec('big'), { dir: sized(40, 'v3') }));
     t.equal(third.code, 'ERR_QUOTA_EXCEEDED');
     t.match(third.message, new RegExp(`account ${accountId} is over its quota of 0\\.1 MB of code: it keeps 0\\.1 MB in 2 versions, and this version \\(0\\.0 MB\\) would take it to 0\\.1 MB`));
-    t.same((await s.engine.manage.versions(accountId, 'big')).versions.map((m) => m.version), [2, 1], 'nothing was stored');
+    t.same(
+      (await s.engine.manage.versions(accountId, 'big')).versions.map((m) => m.version),
+      [2, 1],
+      'nothing was stored',
+    );
     t.match(await refusal(s.engine.deploy(accountId, spec('other'), { dir: sized(40, 'o') })), { code: 'ERR_QUOTA_EXCEEDED' }, 'the quota is the whole account’s');
     await s.engine.manage.setAccountLimits(accountId, { keepVersions: 2 });
     await s.engine.deploy(accountId, spec('big'), { dir: sized(40, 'v3') });
-    t.same((await s.engine.manage.versions(accountId, 'big')).versions.map((m) => m.version), [3, 2], "the account keeps 2 versions: version 1 was pruned, which made room");
+    t.same(
+      (await s.engine.manage.versions(accountId, 'big')).versions.map((m) => m.version),
+      [3, 2],
+      'the account keeps 2 versions: version 1 was pruned, which made room',
+    );
     await s.engine.manage.setAccountLimits(accountId, { keepVersions: 2, maxCodeBytes: 1024 * KB });
     await s.engine.deploy(accountId, spec('other'), { dir: sized(40, 'o') });
     t.ok(s.engine.describe(accountId, 'other'), "the account's own quota overrides the server's");
@@ -123,7 +138,11 @@ t.test('file store', async (t) => {
     const last = await s.engine.logs.read(s.accountId, 'c');
     t.match(last.filter((e) => e.level === 'info').at(-1)?.message, /^39 x/, 'the newest lines are kept');
     const theirs = await s.engine.logs.read(other.accountId, 'loud');
-    t.equal(theirs.filter((e) => e.level === 'info').length, 40, `the other account (its own quota: 64 MB) keeps all its lines, ${Math.round(folderBytes(path.join(s.dataDir, 'logs', other.accountId)) / KB)} KB`);
+    t.equal(
+      theirs.filter((e) => e.level === 'info').length,
+      40,
+      `the other account (its own quota: 64 MB) keeps all its lines, ${Math.round(folderBytes(path.join(s.dataDir, 'logs', other.accountId)) / KB)} KB`,
+    );
   });
 });
 

@@ -63,7 +63,9 @@ async function exercise(name: string): Promise<Report> {
 
 /** Steps that did not answer, but for those expected to fail (with the error they must give). */
 function failedSteps(steps: Record<string, string>, expected: Record<string, RegExp>): string[] {
-  return Object.entries(steps).filter(([name, outcome]) => (expected[name] ? !expected[name]!.test(outcome) : !outcome.startsWith('ok'))).map(([name, outcome]) => `${name}: ${outcome}`);
+  return Object.entries(steps)
+    .filter(([name, outcome]) => (expected[name] ? !expected[name]!.test(outcome) : !outcome.startsWith('ok')))
+    .map(([name, outcome]) => `${name}: ${outcome}`);
 }
 
 t.test('the names come from the built runtimes and libraries', async (t) => {

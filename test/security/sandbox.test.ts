@@ -20,7 +20,28 @@ const probes = fixture('probes-node8');
 
 t.before(async () => {
   s = await startTestServer();
-  for (const entry of ['probeConstructor', 'probeRequire', 'probePrototype', 'probeThenable', 'probeToJSON', 'probeFetch', 'state', 'context', 'probeDynamicImport', 'probeEval', 'probeWasm', 'probeProcess', 'probeMoreBuiltins', 'probeStackTrace', 'probeSymbols', 'probeSharedMemory', 'probeHostSetter', 'probeThenForge', 'probeWasmIterator', 'probeWasmShared']) {
+  for (const entry of [
+    'probeConstructor',
+    'probeRequire',
+    'probePrototype',
+    'probeThenable',
+    'probeToJSON',
+    'probeFetch',
+    'state',
+    'context',
+    'probeDynamicImport',
+    'probeEval',
+    'probeWasm',
+    'probeProcess',
+    'probeMoreBuiltins',
+    'probeStackTrace',
+    'probeSymbols',
+    'probeSharedMemory',
+    'probeHostSetter',
+    'probeThenForge',
+    'probeWasmIterator',
+    'probeWasmShared',
+  ]) {
     await s.deploy(entry.toLowerCase(), probes, entry, { env: { DECLARED: 'yes' } });
   }
   await s.deploy('state_other', probes, 'state', { env: { OTHER: 'only-mine' } });
@@ -90,7 +111,15 @@ t.test('thenables and toJSON/getters run inside the isolate, not on the host', a
 });
 
 t.test('fetch to link-local, private and loopback addresses is refused', async (t) => {
-  for (const url of ['http://169.254.169.254/latest/meta-data/', `http://127.0.0.1:${listenerPort}/`, `http://localhost:${listenerPort}/`, `http://[::1]:${listenerPort}/`, 'http://10.0.0.1/', 'http://192.168.1.1/', 'http://0.0.0.0/']) {
+  for (const url of [
+    'http://169.254.169.254/latest/meta-data/',
+    `http://127.0.0.1:${listenerPort}/`,
+    `http://localhost:${listenerPort}/`,
+    `http://[::1]:${listenerPort}/`,
+    'http://10.0.0.1/',
+    'http://192.168.1.1/',
+    'http://0.0.0.0/',
+  ]) {
     const { status, text } = await probe('probefetch', { url });
     t.equal(status, 200, url);
     t.match(text, /^"blocked: .*not allowed/, `${url}: ${text}`);
@@ -99,7 +128,16 @@ t.test('fetch to link-local, private and loopback addresses is refused', async (
 });
 
 t.test('fetch: numeric and mapped forms of loopback, CGNAT and private ranges are refused', async (t) => {
-  for (const url of [`http://127.1:${listenerPort}/`, `http://0x7f000001:${listenerPort}/`, `http://2130706433:${listenerPort}/`, `http://[::ffff:127.0.0.1]:${listenerPort}/`, 'http://100.64.0.1/', 'http://172.16.0.1/', 'http://[fd00::1]/', 'http://[fe80::1]/']) {
+  for (const url of [
+    `http://127.1:${listenerPort}/`,
+    `http://0x7f000001:${listenerPort}/`,
+    `http://2130706433:${listenerPort}/`,
+    `http://[::ffff:127.0.0.1]:${listenerPort}/`,
+    'http://100.64.0.1/',
+    'http://172.16.0.1/',
+    'http://[fd00::1]/',
+    'http://[fe80::1]/',
+  ]) {
     const { text } = await probe('probefetch', { url });
     t.match(text, /^"blocked: /, `${url}: ${text}`);
   }
@@ -120,14 +158,18 @@ t.test('dynamic import(), eval and new Function reach nothing outside the isolat
   t.equal(out.fn, 'undefined/undefined/undefined/undefined', 'no module, exports, process.binding or process.dlopen');
 });
 
-t.test('WebAssembly memory is held to the function\'s memory limit (128 MB)', async (t) => {
+t.test("WebAssembly memory is held to the function's memory limit (128 MB)", async (t) => {
   const out = JSON.parse((await probe('probewasm')).text) as Record<string, string>;
-  t.equal(out['grow within the limit'], 'ran: 1', 'a module\'s memory without a maximum grows');
+  t.equal(out['grow within the limit'], 'ran: 1', "a module's memory without a maximum grows");
   t.match(out['grow past the limit'], /^RangeError: /, 'but not past the limit');
   t.match(out['module starting over the limit'], /^CompileError: .*256 MB, over the function's memory limit of 128 MB/);
   t.match(out['shared memory'], /^CompileError: .*shared memories are not available/);
   t.match(out['memory over the limit'], /^RangeError: .*over the function's memory limit of 128 MB/);
-  t.match(out['memories together over the limit'], /^RangeError: WebAssembly memories would use 131.3125 MB, over the function's memory limit of 128 MB/, 'every memory alive counts by what it uses (101 pages, and 2000 more asked)');
+  t.match(
+    out['memories together over the limit'],
+    /^RangeError: WebAssembly memories would use 131.3125 MB, over the function's memory limit of 128 MB/,
+    'every memory alive counts by what it uses (101 pages, and 2000 more asked)',
+  );
   t.equal(out.constructors, 'ran: true', 'prototypes lead back to the guarded constructors');
   t.match(out['memory through a prototype'], /^RangeError: /, 'and those are guarded too');
 });
@@ -136,7 +178,14 @@ t.test('WebAssembly memory is held to the function\'s memory limit (128 MB)', as
 //   (func (export "grow") (param i32) (result i32) local.get 0 memory.grow)
 //   (func (export "size") (result i32) memory.size))
 const GROWING_WASM = [
-  0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
+  0,
+  0x61,
+  0x73,
+  0x6d,
+  1,
+  0,
+  0,
+  0,
   ...[1, 0x0a, 2, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 0, 1, 0x7f], // types: (i32) -> i32, () -> i32
   ...[3, 3, 2, 0, 1], // two functions
   ...[5, 6, 1, 1, 0x20, 0x80, 0x80, 0x04], // a memory of 32 pages (2 MiB), maximum 65536 pages (4 GiB)
@@ -171,15 +220,19 @@ exports.handler = async (body) => {
   await s.deploy('wasm_by_use', dir, 'handler');
   const declared = await probe('wasm_by_use', { step: 'declared' });
   t.equal(declared.status, 200, declared.text);
-  t.same(JSON.parse(declared.text), {
-    sizes: [32, 32],
-    imports: 0,
-    pastTheLimit: -1,
-    within: 32,
-    grown: 1032 * 65536,
-    fromJs: "RangeError: WebAssembly.Memory.grow(): WebAssembly memories would use 135.25 MB, over the function's memory limit of 128 MB",
-    after: 1032,
-  }, 'two instances of 2 MiB each under 128 MB; memory.grow in wasm past the limit answers -1, from JavaScript a RangeError; the module\'s own memory is not among its imports');
+  t.same(
+    JSON.parse(declared.text),
+    {
+      sizes: [32, 32],
+      imports: 0,
+      pastTheLimit: -1,
+      within: 32,
+      grown: 1032 * 65536,
+      fromJs: "RangeError: WebAssembly.Memory.grow(): WebAssembly memories would use 135.25 MB, over the function's memory limit of 128 MB",
+      after: 1032,
+    },
+    "two instances of 2 MiB each under 128 MB; memory.grow in wasm past the limit answers -1, from JavaScript a RangeError; the module's own memory is not among its imports",
+  );
   // Two memories grown by wasm code to 96 MB each: over the limit together, found when the call ends.
   const together = await probe('wasm_by_use', { step: 'together' });
   t.equal(together.status, 500);
@@ -191,7 +244,7 @@ exports.handler = async (body) => {
   t.same([...statuses], [200], 'eight calls of 64 MB each, none refused');
 });
 
-t.test('process has no binding or dlopen; kill and exit throw; pid and execPath are not the host\'s', async (t) => {
+t.test("process has no binding or dlopen; kill and exit throw; pid and execPath are not the host's", async (t) => {
   const out = JSON.parse((await probe('probeprocess')).text) as Record<string, string>;
   for (const name of ['binding', '_linkedBinding', 'dlopen', 'mainModule']) t.equal(out[name], 'undefined', name);
   t.not(out.pid, String(process.pid), 'pid is not the host process');
@@ -228,20 +281,24 @@ t.test('symbols, getters and shared memory on returned values stay inside the is
 
 // Prototype probes: user code replaces built-ins or puts accessors on Object.prototype before
 // anything else runs, as test/security/sandbox-prototype-probe.test.ts does for every name at once.
-t.test('a setter on Object.prototype is never handed the host\'s callbacks when the module system is made', async (t) => {
+t.test("a setter on Object.prototype is never handed the host's callbacks when the module system is made", async (t) => {
   const out = JSON.parse((await probe('probehostsetter')).text) as { received: string[]; reference: string; works: string };
   t.equal(out.works, 'function islet', 'computed require and createRequire work');
-  t.same(out.received.filter((r) => /ModuleSystem|startOp|nativeOffThread|deliver/.test(r)), [], `nothing of the host among ${out.received.length} values set`);
+  t.same(
+    out.received.filter((r) => /ModuleSystem|startOp|nativeOffThread|deliver/.test(r)),
+    [],
+    `nothing of the host among ${out.received.length} values set`,
+  );
   t.equal(out.reference, 'not reached');
 });
 
-t.test('a replaced Promise.prototype.then cannot answer a call in the runtime\'s place', async (t) => {
+t.test("a replaced Promise.prototype.then cannot answer a call in the runtime's place", async (t) => {
   const res = await probe('probethenforge');
   t.equal(res.status, 200);
-  t.equal(res.text, '"genuine"', 'the handler\'s own answer');
+  t.equal(res.text, '"genuine"', "the handler's own answer");
 });
 
-t.test('WebAssembly\'s guard hands neither its native constructors nor a descriptor to user code', async (t) => {
+t.test("WebAssembly's guard hands neither its native constructors nor a descriptor to user code", async (t) => {
   const iterator = JSON.parse((await probe('probewasmiterator')).text) as { namespace: string; raw: string[]; memory: string };
   t.equal(iterator.namespace, 'object');
   t.same(iterator.raw, [], 'no unguarded constructor went through a replaced array iterator');

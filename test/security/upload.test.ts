@@ -32,7 +32,9 @@ t.teardown(() => s.stop());
 
 /** The child's peak resident memory so far (VmHWM), bytes. */
 function peakRss(): number {
-  const line = readFileSync(`/proc/${s.process.pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'))!;
+  const line = readFileSync(`/proc/${s.process.pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmHWM:'))!;
   return Number(/(\d+)/.exec(line)![1]) * 1024;
 }
 

@@ -43,8 +43,23 @@ withPostgres(t, (pg) => {
     await db.query("INSERT INTO islet_bundles (hash, data, bytes) VALUES ('h1', $1, 1)", [await packFiles(dir, ['function.js'])]);
     const ids = ['lq0001-aaaa', 'lq0002-bbbb', 'lq0003-cccc'];
     for (const [i, id] of ids.entries()) {
-      const manifest = { name: 'f', account: 'a0a0a0a0a0a0a0a0', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {}, version: id, deployedAt: '', contentHash: 'h1', files: ['function.js'], bytes: 1 };
-      await db.query(`INSERT INTO islet_versions (account_id, function_name, version, manifest, bundle_hash, created_at) VALUES ('a0a0a0a0a0a0a0a0', 'f', $1, $2, 'h1', now() - $3 * interval '1 minute')`, [id, manifest, 10 - i]);
+      const manifest = {
+        name: 'f',
+        account: 'a0a0a0a0a0a0a0a0',
+        runtime: 'node8',
+        file: 'function.js',
+        entrypoint: 'handler',
+        env: {},
+        version: id,
+        deployedAt: '',
+        contentHash: 'h1',
+        files: ['function.js'],
+        bytes: 1,
+      };
+      await db.query(
+        `INSERT INTO islet_versions (account_id, function_name, version, manifest, bundle_hash, created_at) VALUES ('a0a0a0a0a0a0a0a0', 'f', $1, $2, 'h1', now() - $3 * interval '1 minute')`,
+        [id, manifest, 10 - i],
+      );
     }
     await db.query(`INSERT INTO islet_functions (account_id, name, traffic) VALUES ('a0a0a0a0a0a0a0a0', 'f', '[{"version": "lq0002-bbbb", "percent": 100}]')`);
     await db.end();
@@ -55,7 +70,10 @@ withPostgres(t, (pg) => {
     t.same(record?.traffic, [{ version: 2, percent: 100 }], 'the version that served is number 2 of 3, and still serves');
     t.equal(record?.serving[0]?.version, 2, 'its manifest says so too');
     const list = await store.listVersions('a0a0a0a0a0a0a0a0', 'f');
-    t.same(list?.versions.map((m) => m.version), [3, 2, 1]);
+    t.same(
+      list?.versions.map((m) => m.version),
+      [3, 2, 1],
+    );
     t.equal(list?.latest, 3);
     t.equal(readFileSync(path.join(await store.codeDir(record!.serving[0]!), 'function.js'), 'utf8'), 'exports.handler = () => "old";\n', 'its code is there');
     const next = await deployVersion(store, 'a0a0a0a0a0a0a0a0', record!.serving[0]!, { dir: functionFolder('exports.handler = () => "new";\n') }, () => Promise.resolve());

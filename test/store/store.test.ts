@@ -44,7 +44,8 @@ t.test('file store, two processes on one data directory', async (t) => {
 });
 
 t.test('catalog: changes of one record are read again one after another, so a slow old read never wins', async (t) => {
-  const manifest = (version: number) => ({ name: 'f', account: 'a', version, runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {}, deployedAt: '', contentHash: '', files: [], bytes: 0 }) as const;
+  const manifest = (version: number) =>
+    ({ name: 'f', account: 'a', version, runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {}, deployedAt: '', contentHash: '', files: [], bytes: 0 }) as const;
   let current = 1;
   // The first read is slow and sees the state of when it started; later reads are quick.
   let reads = 0;
@@ -74,8 +75,23 @@ t.test('file store: a data directory of an earlier islet (a `current` file) is m
   const store0 = await FileStore.open(dataDir);
   const { accountId } = await store0.createAccount();
   const fnDir = path.join(dataDir, 'functions', accountId, 'old');
-  const manifest = { name: 'old', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {}, account: accountId, version: 'm1abc-0123456789', deployedAt: '2025-01-01T00:00:00.000Z', contentHash: 'x'.repeat(64), files: ['function.js'], bytes: 30 };
-  for (const [id, code] of [['m0old-aaaaaaaaaa', 'exports.handler = () => 0;\n'], ['m1abc-0123456789', 'exports.handler = () => 1;\n']] as const) {
+  const manifest = {
+    name: 'old',
+    runtime: 'node8',
+    file: 'function.js',
+    entrypoint: 'handler',
+    env: {},
+    account: accountId,
+    version: 'm1abc-0123456789',
+    deployedAt: '2025-01-01T00:00:00.000Z',
+    contentHash: 'x'.repeat(64),
+    files: ['function.js'],
+    bytes: 30,
+  };
+  for (const [id, code] of [
+    ['m0old-aaaaaaaaaa', 'exports.handler = () => 0;\n'],
+    ['m1abc-0123456789', 'exports.handler = () => 1;\n'],
+  ] as const) {
     mkdirSync(path.join(fnDir, 'versions', id, 'code'), { recursive: true });
     writeFileSync(path.join(fnDir, 'versions', id, 'manifest.json'), JSON.stringify({ ...manifest, version: id }));
     writeFileSync(path.join(fnDir, 'versions', id, 'code', 'function.js'), code);
@@ -85,12 +101,21 @@ t.test('file store: a data directory of an earlier islet (a `current` file) is m
   const record = await store.readFunction(accountId, 'old');
   t.same(record?.traffic, [{ version: 1, percent: 100 }], 'the serving version is version 1');
   t.equal(readFileSync(path.join(await store.codeDir(record!.serving[0]!), 'function.js'), 'utf8'), 'exports.handler = () => 1;\n', 'with its own code');
-  t.same((await store.listVersions(accountId, 'old'))?.versions.map((m) => m.version), [1]);
+  t.same(
+    (await store.listVersions(accountId, 'old'))?.versions.map((m) => m.version),
+    [1],
+  );
   t.notOk(existsSync(path.join(fnDir, 'current')), 'the old pointer is gone');
   // A publish cut short after its rename: a version numbered past the latest.
   mkdirSync(path.join(fnDir, 'versions', '2'), { recursive: true });
   await FileStore.open(dataDir);
   t.notOk(existsSync(path.join(fnDir, 'versions', '2')), 'removed at start-up');
-  const next = await deployVersion(store, accountId, { name: 'old', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { dir: functionFolder('exports.handler = () => 2;\n') }, async () => undefined);
+  const next = await deployVersion(
+    store,
+    accountId,
+    { name: 'old', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} },
+    { dir: functionFolder('exports.handler = () => 2;\n') },
+    async () => undefined,
+  );
   t.equal(next.version, 2, 'numbering goes on from there');
 });

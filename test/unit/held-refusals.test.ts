@@ -18,7 +18,11 @@ t.test('refusals are answered after the hold, in order, with one timer for all',
   t.equal(held.size, 3);
   t.same(answered, [], 'nothing is answered before its hold is over');
   while (answered.length < 3) await sleep(10);
-  t.same(answered.map((a) => a.name), ['a1', 'b1', 'a2'], 'in the order they came');
+  t.same(
+    answered.map((a) => a.name),
+    ['a1', 'b1', 'a2'],
+    'in the order they came',
+  );
   for (const { name, waited } of answered) t.ok(waited >= 59, `${name} was held its 60 ms (${waited.toFixed(1)} ms)`);
   t.equal(held.size, 0);
 });

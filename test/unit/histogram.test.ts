@@ -64,7 +64,10 @@ t.test('p50 and p99 are within 3.125% (or 1 µs) of a duration a call had, never
     for (const windowSec of [60, 3600]) {
       const w = summarize(history.window(stats, windowSec, T0 + 6 * 5_000));
       t.equal(w.calls, all.length, `${label}: every call counted`);
-      for (const [q, got] of [[0.5, w.p50Ms], [0.99, w.p99Ms]] as const) {
+      for (const [q, got] of [
+        [0.5, w.p50Ms],
+        [0.99, w.p99Ms],
+      ] as const) {
         const want = exact(all, q) / 1000;
         const off = Math.abs(got! - want) / want;
         // Below 16 µs the buckets are 1 µs wide (and the slots keep whole µs): within 1 µs.

@@ -32,7 +32,11 @@ t.test('an account holds at most its share of the threads; another account is se
   const b = pool.run('b', pbkdf2(1), 30_000).then(() => order.push('b'));
   t.match(pool.stats(), { busy: 2, queued: 2 }, "b's task started at once, on the thread a may not take");
   await Promise.all([...a, b]);
-  t.same(order.filter((name) => name !== 'b'), ['a1', 'a2', 'a3'], "a's tasks ran one after another");
+  t.same(
+    order.filter((name) => name !== 'b'),
+    ['a1', 'a2', 'a3'],
+    "a's tasks ran one after another",
+  );
 });
 
 t.test('accounts with work waiting take turns', async (t) => {

@@ -59,7 +59,11 @@ t.test('the log store writes again after its folder was removed', async (t) => {
   rmSync(path.join(dataDir, 'logs'), { recursive: true, force: true });
   logs.append('acc', 'fn', { t: 2, requestId: 'b', level: 'info', message: 'second' });
   const entries = await logs.read('acc', 'fn');
-  t.same(entries.map((e) => e.message), ['second'], 'the line after the removal is kept');
+  t.same(
+    entries.map((e) => e.message),
+    ['second'],
+    'the line after the removal is kept',
+  );
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -70,7 +74,10 @@ t.test('one flush writes the lines of a thousand functions, several files at onc
   await logs.flush();
   const { readdirSync } = await import('node:fs');
   t.equal(readdirSync(path.join(dataDir, 'logs', 'acc')).length, 1000, 'a file per function');
-  t.same((await logs.read('acc', 'fn999')).map((e) => e.message), ['line of fn999']);
+  t.same(
+    (await logs.read('acc', 'fn999')).map((e) => e.message),
+    ['line of fn999'],
+  );
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -88,9 +95,16 @@ t.test('while a batch is written, flushes are one and a full arena drops new lin
   const entries = await logs.read('acc', 'b');
   const kept = entries.filter((e) => e.level === 'info');
   t.ok(kept.length > 0 && kept.length < 40, `${kept.length} of 40 lines fit the arena`);
-  t.same(kept.map((e) => e.t), Array.from({ length: kept.length }, (_, i) => i), 'the oldest lines are kept, in order');
-  t.match(entries.at(-1)?.message, new RegExp(`^${40 - kept.length} log lines dropped`), 'the drop is counted in the function\'s logs');
-  t.same((await logs.read('acc', 'a')).map((e) => e.message), ['first']);
+  t.same(
+    kept.map((e) => e.t),
+    Array.from({ length: kept.length }, (_, i) => i),
+    'the oldest lines are kept, in order',
+  );
+  t.match(entries.at(-1)?.message, new RegExp(`^${40 - kept.length} log lines dropped`), "the drop is counted in the function's logs");
+  t.same(
+    (await logs.read('acc', 'a')).map((e) => e.message),
+    ['first'],
+  );
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -101,11 +115,17 @@ t.test('several writers (workers) keep a file each; a read asks the others to wr
   writers.push(new LogStore(dataDir, { writer: 1, beforeRead: flushOthers(0) }), new LogStore(dataDir, { writer: 2, beforeRead: flushOthers(1) }));
   for (let i = 0; i < 6; i++) writers[i % 2]!.append('acc', 'fn', { t: 100 + i, requestId: `r${i}`, level: 'info', message: `line ${i}` });
   // Nothing flushed yet: the read through writer 1 gets writer 2's pending lines too.
-  t.same((await writers[0]!.read('acc', 'fn')).map((e) => e.message), ['line 0', 'line 1', 'line 2', 'line 3', 'line 4', 'line 5']);
+  t.same(
+    (await writers[0]!.read('acc', 'fn')).map((e) => e.message),
+    ['line 0', 'line 1', 'line 2', 'line 3', 'line 4', 'line 5'],
+  );
   const { readdirSync } = await import('node:fs');
   t.same(readdirSync(path.join(dataDir, 'logs', 'acc')).sort(), ['fn.1.log', 'fn.2.log']);
-  t.same((await writers[1]!.read('acc', 'fn', { since: 104 })).map((e) => e.message), ['line 4', 'line 5']);
+  t.same(
+    (await writers[1]!.read('acc', 'fn', { since: 104 })).map((e) => e.message),
+    ['line 4', 'line 5'],
+  );
   await writers[1]!.remove('acc', 'fn');
-  t.same(readdirSync(path.join(dataDir, 'logs', 'acc')), [], 'a removal takes every writer\'s files');
+  t.same(readdirSync(path.join(dataDir, 'logs', 'acc')), [], "a removal takes every writer's files");
   rmSync(dataDir, { recursive: true, force: true });
 });

@@ -43,7 +43,11 @@ t.test('a follower gets the backlog, then only new lines, across a rotation, wit
   }
   for (const e of (await follower.read()).entries) seen.push(Number(e.message.split(' ')[1]));
   t.equal(seen.length, next - 30, 'every line once');
-  t.same(seen, Array.from({ length: next - 30 }, (_, i) => 30 + i), 'in order');
+  t.same(
+    seen,
+    Array.from({ length: next - 30 }, (_, i) => 30 + i),
+    'in order',
+  );
 
   // Over 2 MB between two reads: the file rotated twice, and the follower says it missed lines.
   for (let batch = 0; batch < 12; batch++) {

@@ -32,11 +32,15 @@ const manifest = (name: string, version = 1) => ({ account: 'a', name, version }
 
 async function fill(pool: WarmPool, names: string[], made: FakeInstance[]): Promise<void> {
   for (const name of names) {
-    await pool.acquire(manifest(name), async () => {
-      const instance = new FakeInstance((i) => pool.forget(i));
-      made.push(instance);
-      return instance;
-    }, () => true);
+    await pool.acquire(
+      manifest(name),
+      async () => {
+        const instance = new FakeInstance((i) => pool.forget(i));
+        made.push(instance);
+        return instance;
+      },
+      () => true,
+    );
   }
 }
 
@@ -45,7 +49,11 @@ t.test('eviction, replacement and removal dispose idle instances, even when they
   const made: FakeInstance[] = [];
   await fill(pool, ['a', 'b', 'c', 'd'], made);
   t.equal(pool.stats().warm, 2);
-  t.same(made.map((i) => i.disposed), [true, true, false, false], 'the two least recently used were disposed');
+  t.same(
+    made.map((i) => i.disposed),
+    [true, true, false, false],
+    'the two least recently used were disposed',
+  );
   pool.retire(manifest('c'));
   t.equal(made[2]!.disposed, true, 'a retired idle instance is disposed');
   t.equal(pool.stats().warm, 1);
@@ -53,7 +61,11 @@ t.test('eviction, replacement and removal dispose idle instances, even when they
   t.equal(pool.stats().warm, 0, 'forget removes it');
   await fill(pool, ['e', 'f'], made);
   pool.clear();
-  t.same(made.slice(4).map((i) => i.disposed), [true, true], 'clear disposes everything');
+  t.same(
+    made.slice(4).map((i) => i.disposed),
+    [true, true],
+    'clear disposes everything',
+  );
 });
 
 t.test('a busy instance is retired, not cut off, and disposed when its calls end', async (t) => {
@@ -69,7 +81,7 @@ t.test('a busy instance is retired, not cut off, and disposed when its calls end
   t.equal(made[0]!.disposed, true);
 });
 
-t.test('the cache is also bounded by the instances\' size', async (t) => {
+t.test("the cache is also bounded by the instances' size", async (t) => {
   const pool = new WarmPool(100, 3);
   const made: FakeInstance[] = [];
   await fill(pool, ['a', 'b', 'c', 'd', 'e'], made);
@@ -86,7 +98,11 @@ t.test('a size known only after loading is counted without retiring the instance
   pool.resize(made[2]!);
   t.equal(made[2]!.state, 'ready', 'the resized instance keeps serving');
   t.equal(pool.stats().warmMb, 4, 'its new size is counted');
-  t.same(made.map((i) => i.disposed), [true, false, false], 'the least recently used made room');
+  t.same(
+    made.map((i) => i.disposed),
+    [true, false, false],
+    'the least recently used made room',
+  );
   pool.resize(made[0]!);
   t.equal(pool.stats().warm, 2, 'resizing an instance no longer cached changes nothing');
 });
@@ -129,7 +145,11 @@ t.test('scale-out: a version whose instances all run code with calls waiting get
   }, 'a second instance was started');
   t.same([...answeredBy], [first], 'the calls still went to the warm instance');
   await until(() => pool.stats().warm === 2, 'the second instance is warm');
-  t.equal(pool.acquire(m, create, () => true), made[1], 'calls go to the least loaded instance');
+  t.equal(
+    pool.acquire(m, create, () => true),
+    made[1],
+    'calls go to the least loaded instance',
+  );
   made[1]!.inflight = 4;
   made[1]!.busy = true;
   // Both saturated for three looks of the sampler, with a call coming at each: no third.

@@ -39,7 +39,10 @@ t.test('ids lists exactly the calls still running; ids stay exact integers', asy
     else calls.take(id);
   }
   t.same(unsafe, [], 'every id is a non-negative safe integer');
-  t.same(calls.ids().sort((x, y) => x - y), ids.sort((x, y) => x - y));
+  t.same(
+    calls.ids().sort((x, y) => x - y),
+    ids.sort((x, y) => x - y),
+  );
   t.equal(calls.size, ids.length);
   for (const bogus of [NaN, -1, 1.5, 2 ** 60]) t.equal(calls.get(bogus), undefined, `id ${bogus} finds nothing`);
 });

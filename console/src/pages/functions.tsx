@@ -37,7 +37,10 @@ export function FunctionsPage({ session }: { session: Session }) {
 
 function FunctionList({ session }: { session: Session }) {
   const list = useLoad(() => api<{ functions: FunctionInfo[] }>(session.key, 'GET', accountPath(session, '/functions')), [session.key]);
-  const figures = useHourFigures(session, list.data?.functions.map((f) => f.name));
+  const figures = useHourFigures(
+    session,
+    list.data?.functions.map((f) => f.name),
+  );
   return (
     <section aria-labelledby="functions-title">
       <div class="title-row">

@@ -25,8 +25,8 @@ export function KeysPage({ session, onOwnKeyRevoked }: { session: Session; onOwn
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">API keys</h1>
       <p class="hint">
-        An <strong>invoke</strong> key can only call this account's secured functions: give that one to functions (<code>SERVICE_API_KEY</code>) and to
-        clients. An <strong>admin</strong> key can do everything, keys included.
+        An <strong>invoke</strong> key can only call this account's secured functions: give that one to functions (<code>SERVICE_API_KEY</code>) and to clients. An <strong>admin</strong> key can do
+        everything, keys included.
       </p>
       <CreateKey session={session} onCreated={(c) => (setCreated(c), setDone(undefined), keys.reload())} />
       {created && <NewKey created={created} onDone={() => setCreated(undefined)} />}

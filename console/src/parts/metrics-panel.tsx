@@ -98,10 +98,18 @@ function SeriesTable({ series, stepSec }: { series: HistoryPoint[]; stepSec: num
       <thead>
         <tr>
           <th scope="col">Slot start</th>
-          <th scope="col" class="num">Calls/s</th>
-          <th scope="col" class="num">Errors/s</th>
-          <th scope="col" class="num">p50</th>
-          <th scope="col" class="num">p99</th>
+          <th scope="col" class="num">
+            Calls/s
+          </th>
+          <th scope="col" class="num">
+            Errors/s
+          </th>
+          <th scope="col" class="num">
+            p50
+          </th>
+          <th scope="col" class="num">
+            p99
+          </th>
         </tr>
       </thead>
       <tbody>

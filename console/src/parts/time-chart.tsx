@@ -62,7 +62,17 @@ export function TimeChart({ title, times, series, unit, height = 180 }: { title:
               },
             ],
           },
-          series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, dash: s.dash ? [6, 4] : undefined, spanGaps: false, points: { show: (u: uPlot, i: number) => isolated(u.data[i]).length > 0, filter: (u: uPlot, i: number) => isolated(u.data[i]), size: 6, fill: s.color } }))],
+          series: [
+            {},
+            ...series.map((s) => ({
+              label: s.label,
+              stroke: s.color,
+              width: 2,
+              dash: s.dash ? [6, 4] : undefined,
+              spanGaps: false,
+              points: { show: (u: uPlot, i: number) => isolated(u.data[i]).length > 0, filter: (u: uPlot, i: number) => isolated(u.data[i]), size: 6, fill: s.color },
+            })),
+          ],
         },
         latest.current,
         el,

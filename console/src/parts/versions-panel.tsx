@@ -71,7 +71,9 @@ export function VersionsPanel({ session, name, onChange }: { session: Session; n
                 <th scope="col">Deployed</th>
                 <th scope="col">Message</th>
                 <th scope="col">Code</th>
-                <th scope="col" class="num">Share</th>
+                <th scope="col" class="num">
+                  Share
+                </th>
                 <th scope="col">
                   <span class="visually-hidden">Actions</span>
                 </th>
@@ -87,9 +89,7 @@ export function VersionsPanel({ session, name, onChange }: { session: Session; n
                     <code title={v.contentHash}>{v.contentHash.slice(0, 10)}</code> <span class="hint">{formatBytes(v.bytes)}</span>
                   </td>
                   <td class="num">{v.percent > 0 ? `${v.percent}%` : ''}</td>
-                  <td class="actions">
-                    {v.percent < 100 && <ServeAll version={v.version} back={v.version < Math.max(...data.traffic.map((t) => t.version))} busy={busy} onServe={change} />}
-                  </td>
+                  <td class="actions">{v.percent < 100 && <ServeAll version={v.version} back={v.version < Math.max(...data.traffic.map((t) => t.version))} busy={busy} onServe={change} />}</td>
                 </tr>
               ))}
             </tbody>
@@ -134,7 +134,16 @@ function SplitForm({ versions, traffic, busy, onSplit }: { versions: number[]; t
     if (!Number.isInteger(p) || p < 0 || p > 100) return setProblem('The share is a whole number from 0 to 100.');
     if (a === b) return setProblem('Choose two different versions.');
     setProblem(undefined);
-    onSplit(p === 0 ? [{ version: Number(a), percent: 100 }] : p === 100 ? [{ version: Number(b), percent: 100 }] : [{ version: Number(a), percent: 100 - p }, { version: Number(b), percent: p }]);
+    onSplit(
+      p === 0
+        ? [{ version: Number(a), percent: 100 }]
+        : p === 100
+          ? [{ version: Number(b), percent: 100 }]
+          : [
+              { version: Number(a), percent: 100 - p },
+              { version: Number(b), percent: p },
+            ],
+    );
   };
   const options = versions.map((v) => <option value={String(v)}>v{v}</option>);
   return (

@@ -33,7 +33,11 @@ function outOfRange(refusal: string | undefined): void {
 
 /** The KeyObject of `spec` (parsing it, or finding it parsed). */
 export function keyOf(k: KeySpec, bytes: Buffer | undefined): crypto.KeyObject {
-  const digest = crypto.createHash('sha256').update(JSON.stringify([k.kind, k.format, k.type, k.passphrase, k.pem, k.jwk])).update(bytes ?? Buffer.alloc(0)).digest('hex');
+  const digest = crypto
+    .createHash('sha256')
+    .update(JSON.stringify([k.kind, k.format, k.type, k.passphrase, k.pem, k.jwk]))
+    .update(bytes ?? Buffer.alloc(0))
+    .digest('hex');
   const known = keys.get(digest);
   if (known) return known;
   if (k.kind === 'private') outOfRange(encryptedKeyRefusal(k, bytes));
@@ -55,9 +59,7 @@ export function keyOf(k: KeySpec, bytes: Buffer | undefined): crypto.KeyObject {
 
 /** What the sandbox's KeyObject shows of a key. */
 function describeKey(key: crypto.KeyObject): Record<string, unknown> {
-  return key.type === 'secret'
-    ? { type: 'secret', symmetricKeySize: key.symmetricKeySize }
-    : { type: key.type, asymmetricKeyType: key.asymmetricKeyType, asymmetricKeyDetails: details(key) };
+  return key.type === 'secret' ? { type: 'secret', symmetricKeySize: key.symmetricKeySize } : { type: key.type, asymmetricKeyType: key.asymmetricKeyType, asymmetricKeyDetails: details(key) };
 }
 
 function details(key: crypto.KeyObject): Record<string, unknown> | undefined {
@@ -116,7 +118,9 @@ export const cryptoHost: NativeHosts<typeof CRYPTO_CALLS> = {
   hash: {
     light: (p, size) => small(size) && (p.outputLength === undefined || Number(p.outputLength) <= LIMITS.mainThreadBytes),
     run(p, parts) {
-      outOfRange(p.outputLength !== undefined && !(Number(p.outputLength) <= LIMITS.outputBytes) ? `a hash output of ${String(p.outputLength)} bytes is over islet's limit of ${LIMITS.outputBytes}` : undefined);
+      outOfRange(
+        p.outputLength !== undefined && !(Number(p.outputLength) <= LIMITS.outputBytes) ? `a hash output of ${String(p.outputLength)} bytes is over islet's limit of ${LIMITS.outputBytes}` : undefined,
+      );
       const hash = crypto.createHash(p.alg, typeof p.outputLength === 'number' ? { outputLength: p.outputLength } : undefined);
       for (const part of parts) hash.update(part);
       return { json: {}, bytes: [hash.digest()] };

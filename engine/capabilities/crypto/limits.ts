@@ -57,7 +57,11 @@ export function pbkdf2Refusal(iterations: number, keyBytes: number, digest: stri
 
 /** Why an scrypt derivation is refused, or undefined when it is within the limits. */
 export function scryptRefusal(N: number, r: number, p: number, keyBytes: number, limits: KdfLimits): string | undefined {
-  for (const [name, value] of [['N', N], ['r', r], ['p', p]] as const) {
+  for (const [name, value] of [
+    ['N', N],
+    ['r', r],
+    ['p', p],
+  ] as const) {
     if (!Number.isSafeInteger(value) || value < 1) return `scrypt ${name} must be a positive integer, got ${String(value)}`;
   }
   if (!Number.isSafeInteger(keyBytes) || keyBytes < 0) return `scrypt key length must be an integer of 0 or more, got ${String(keyBytes)}`;

@@ -78,7 +78,12 @@ export interface CryptoAnswers {
   cipher: { tag: boolean };
   sign: Record<string, never>;
   verify: { ok: boolean };
-  key: KeyDescription | { jwk?: Record<string, unknown>; pem?: string } | { equal: boolean } | { describe: KeyDescription; jwk: Record<string, unknown> } | { hashes: string[]; ciphers: string[]; curves: string[] };
+  key:
+    | KeyDescription
+    | { jwk?: Record<string, unknown>; pem?: string }
+    | { equal: boolean }
+    | { describe: KeyDescription; jwk: Record<string, unknown> }
+    | { hashes: string[]; ciphers: string[]; curves: string[] };
   keygen: { publicKey: EncodedKey; privateKey: EncodedKey };
   derive: Record<string, never>;
   rsa: Record<string, never>;

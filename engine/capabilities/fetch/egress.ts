@@ -22,9 +22,16 @@ export interface EgressOptions {
   timeoutMs: number;
 }
 
-
 /** Why a request did not get a response, as data: the sandboxes turn it into their own errors. */
-export type EgressErrorCode = 'ERR_EGRESS_URL' | 'ERR_EGRESS_BLOCKED' | 'ERR_EGRESS_DNS' | 'ERR_EGRESS_REFUSED' | 'ERR_EGRESS_TIMEOUT' | 'ERR_EGRESS_TLS' | 'ERR_EGRESS_TOO_LARGE' | 'ERR_EGRESS_FAILED';
+export type EgressErrorCode =
+  | 'ERR_EGRESS_URL'
+  | 'ERR_EGRESS_BLOCKED'
+  | 'ERR_EGRESS_DNS'
+  | 'ERR_EGRESS_REFUSED'
+  | 'ERR_EGRESS_TIMEOUT'
+  | 'ERR_EGRESS_TLS'
+  | 'ERR_EGRESS_TOO_LARGE'
+  | 'ERR_EGRESS_FAILED';
 
 /** A refused or failed request. A TypeError, as `fetch` throws; the code says which. */
 export class EgressError extends TypeError {
@@ -95,7 +102,13 @@ export class Egress {
     }
   }
 
-  private async send(request: FetchRequest, body: Uint8Array | undefined, budget: HostMemoryBudget | undefined, account: string | undefined, bodies: EgressBodies | undefined): Promise<{ payload: string; body: Uint8Array | undefined }> {
+  private async send(
+    request: FetchRequest,
+    body: Uint8Array | undefined,
+    budget: HostMemoryBudget | undefined,
+    account: string | undefined,
+    bodies: EgressBodies | undefined,
+  ): Promise<{ payload: string; body: Uint8Array | undefined }> {
     let url: URL;
     try {
       url = new URL(request.url);

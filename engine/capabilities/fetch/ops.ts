@@ -23,9 +23,7 @@ export interface FetchRequest {
  */
 export const fetchRequest: Check<FetchRequest> = (value) => {
   const request = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-  const headers = Array.isArray(request.headers)
-    ? request.headers.filter((h): h is [string, string] => Array.isArray(h) && typeof h[0] === 'string' && typeof h[1] === 'string')
-    : [];
+  const headers = Array.isArray(request.headers) ? request.headers.filter((h): h is [string, string] => Array.isArray(h) && typeof h[0] === 'string' && typeof h[1] === 'string') : [];
   return {
     url: String(request.url ?? ''),
     method: /^[A-Z]{1,16}$/.test(String(request.method)) ? String(request.method) : 'GET',

@@ -61,7 +61,7 @@ export function fsCall(p: FsPayload, files: FunctionFiles): NativeOutput {
     case 'readFile':
       if (isDir) throw new OpError('EISDIR', `EISDIR: illegal operation on a directory, read`);
       if (!isFile) throw enoent('open', shown);
-      if (statSync(path.join(files.codeDir, rel)).size > MAIN_THREAD_FILE_BYTES) throw offThread('a large file is read off the server\'s thread');
+      if (statSync(path.join(files.codeDir, rel)).size > MAIN_THREAD_FILE_BYTES) throw offThread("a large file is read off the server's thread");
       return { json: {}, bytes: [readFileSync(path.join(files.codeDir, rel))] };
     case 'stat': {
       if (!isFile && !isDir) throw enoent('stat', shown);

@@ -74,13 +74,28 @@ export class InstanceConnections {
   async connect(owner: string, hostname: string, port: number, tls: TlsRequest | undefined, service: SocketService): Promise<SocketOpened> {
     const { limits } = this.host;
     if (!this.host.live(owner)) {
-      throw new OpError('ERR_SOCKET_OUTSIDE_CALL', `connect to ${hostname}:${port}: a socket belongs to the call that opens it (or its waitUntil work, or the module's load), and this code runs after that ended: open sockets in each call`);
+      throw new OpError(
+        'ERR_SOCKET_OUTSIDE_CALL',
+        `connect to ${hostname}:${port}: a socket belongs to the call that opens it (or its waitUntil work, or the module's load), and this code runs after that ended: open sockets in each call`,
+      );
     }
     if (this.open.size >= limits.socketsPerInstance) {
       throw new OpError('ERR_SOCKET_LIMIT', `connect to ${hostname}:${port}: this function instance already holds ${limits.socketsPerInstance} sockets, its limit; close some first`);
     }
     if (port < 1 || port > 65535) throw new OpError('ERR_SOCKET_BAD_PORT', `Port should be > 0 and < 65536. Received ${port}.`, 'RangeError');
-    const c: Connection = { id: this.next++, owner, hostname, socket: undefined, abort: new AbortController(), failure: undefined, ended: false, upgrading: false, reading: false, wake: undefined, writing: 0 };
+    const c: Connection = {
+      id: this.next++,
+      owner,
+      hostname,
+      socket: undefined,
+      abort: new AbortController(),
+      failure: undefined,
+      ended: false,
+      upgrading: false,
+      reading: false,
+      wake: undefined,
+      writing: 0,
+    };
     this.open.set(c.id, c);
     let socket: Socket;
     try {
@@ -189,7 +204,14 @@ export class InstanceConnections {
   /** The call `owner` is over: its sockets close (the function hears why on its next use of them). */
   ownerEnded(owner: string): void {
     for (const c of [...this.open.values()]) {
-      if (c.owner === owner) this.fail(c, new OpError('ERR_SOCKET_CALL_ENDED', 'the socket was closed because the call that opened it ended: a socket belongs to its call, as on Workers (open sockets in each call; a pool opens new ones)'));
+      if (c.owner === owner)
+        this.fail(
+          c,
+          new OpError(
+            'ERR_SOCKET_CALL_ENDED',
+            'the socket was closed because the call that opened it ended: a socket belongs to its call, as on Workers (open sockets in each call; a pool opens new ones)',
+          ),
+        );
     }
   }
 

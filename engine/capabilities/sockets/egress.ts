@@ -3,7 +3,6 @@ import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'n
 import type { Egress } from '../fetch/egress';
 import type { TlsRequest } from './ops';
 
-
 /**
  * A function's way out over TCP (the engine's `services.sockets`, one per function): connections
  * through the egress's rules, with the host doing TLS, and the account's pacing.

@@ -72,7 +72,7 @@ export class InstanceStreams {
       return;
     }
     if (!this.host.hostMemory.reserve(bytes.byteLength)) {
-      this.finish(key, stream, new ServiceError('ERR_RESOURCE_LIMIT', this.host.hostMemory.refusal('a response stream\'s chunk')));
+      this.finish(key, stream, new ServiceError('ERR_RESOURCE_LIMIT', this.host.hostMemory.refusal("a response stream's chunk")));
       return;
     }
     stream.held = bytes.byteLength;

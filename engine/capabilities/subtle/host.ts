@@ -65,7 +65,12 @@ async function params(value: unknown, parts: Buffer[]): Promise<unknown> {
 function importAlgorithm(algorithm: Record<string, unknown>): Record<string, unknown> {
   const name = String(algorithm.name);
   const hash = typeof algorithm.hash === 'object' && algorithm.hash !== null ? (algorithm.hash as { name: string }).name : algorithm.hash;
-  return { name, ...(hash !== undefined ? { hash } : {}), ...(algorithm.namedCurve !== undefined ? { namedCurve: algorithm.namedCurve } : {}), ...(algorithm.length !== undefined && name === 'HMAC' ? { length: algorithm.length } : {}) };
+  return {
+    name,
+    ...(hash !== undefined ? { hash } : {}),
+    ...(algorithm.namedCurve !== undefined ? { namedCurve: algorithm.namedCurve } : {}),
+    ...(algorithm.length !== undefined && name === 'HMAC' ? { length: algorithm.length } : {}),
+  };
 }
 
 async function importDescribed(key: KeyDescription, parts: Buffer[]): Promise<CryptoKey> {
@@ -95,7 +100,8 @@ function checkWork(algorithm: unknown, bits: unknown): void {
     const refusal = pbkdf2Refusal(Number(a.iterations), Math.ceil((typeof bits === 'number' ? bits : 512) / 8), String(hash ?? 'SHA-1'), LIMITS);
     if (refusal) throw new OpError(undefined, refusal, 'OperationError');
   }
-  if (a.modulusLength !== undefined && !(Number(a.modulusLength) <= LIMITS.rsaBits)) throw new OpError(undefined, `RSA keys of ${String(a.modulusLength)} bits are over islet's limit of ${LIMITS.rsaBits}`, 'OperationError');
+  if (a.modulusLength !== undefined && !(Number(a.modulusLength) <= LIMITS.rsaBits))
+    throw new OpError(undefined, `RSA keys of ${String(a.modulusLength)} bits are over islet's limit of ${LIMITS.rsaBits}`, 'OperationError');
 }
 
 function subtle(): Subtle {
@@ -119,7 +125,7 @@ export async function subtleOp(payloadJson: string, body: ArrayBuffer | undefine
 async function work(p: SubtlePayload, parts: Buffer[]): Promise<OpAnswer> {
   const algorithm = await params(p.algorithm, parts);
   checkWork(algorithm, p.method === 'deriveKey' ? (p.derivedKeyAlgorithm as { length?: unknown } | undefined)?.length : p.length);
-  const data = typeof p.data === 'number' ? parts[p.data] ?? Buffer.alloc(0) : Buffer.alloc(0);
+  const data = typeof p.data === 'number' ? (parts[p.data] ?? Buffer.alloc(0)) : Buffer.alloc(0);
   const key = p.key ? await importDescribed(p.key, parts) : undefined;
   const usages = (Array.isArray(p.usages) ? p.usages : []).map(String);
   const extractable = p.extractable === true;

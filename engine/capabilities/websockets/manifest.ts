@@ -2,7 +2,8 @@ import type { Capability } from '../capability';
 
 export const websockets = {
   name: 'websockets',
-  summary: "WebSockets a fetch-style function accepts (the Workers API: WebSocketPair, accept, send, close, message and close events), served by uWebSockets.js at ws://…/v2/run/<account>/<fn> (node8)",
+  summary:
+    'WebSockets a fetch-style function accepts (the Workers API: WebSocketPair, accept, send, close, message and close events), served by uWebSockets.js at ws://…/v2/run/<account>/<fn> (node8)',
   runtimes: ['node8'],
   libraries: { 'web/websockets': 'guest/websockets.ts' },
   globals: { WebSocketPair: 'web/websockets', CloseEvent: 'web/websockets' },

@@ -65,7 +65,10 @@ export const zlibHost: NativeHosts<typeof ZLIB_CALLS> = {
       const input = parts[0] ?? Buffer.alloc(0);
       const asked = options(p.options);
       if (p.op === 'brotliCompress' && brotliQuality(asked) >= 10 && input.byteLength > LIMITS.brotliSlowInputBytes) {
-        throw new OpError('ERR_OUT_OF_RANGE', `brotli at quality ${brotliQuality(asked)} of ${input.byteLength} bytes is over islet's limit of ${LIMITS.brotliSlowInputBytes} bytes (a lower quality takes more)`);
+        throw new OpError(
+          'ERR_OUT_OF_RANGE',
+          `brotli at quality ${brotliQuality(asked)} of ${input.byteLength} bytes is over islet's limit of ${LIMITS.brotliSlowInputBytes} bytes (a lower quality takes more)`,
+        );
       }
       // `info: true` also answers how many input bytes the method consumed (what DecompressionStream needs to see trailing data).
       const work = p.options?.info === true && p.op !== 'brotliCompress' && p.op !== 'brotliDecompress' ? withConsumed(fn) : (data: Buffer, o: object) => ({ json: {}, bytes: [fn(data, o)] });
@@ -74,7 +77,7 @@ export const zlibHost: NativeHosts<typeof ZLIB_CALLS> = {
         return work(input, { ...asked, maxOutputLength: Math.min(asked.maxOutputLength!, MAIN_THREAD_OUTPUT) });
       } catch (err) {
         // More output than the server's thread makes: worked again on a host-work thread, up to the asked limit.
-        if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE' && asked.maxOutputLength! > MAIN_THREAD_OUTPUT) throw offThread('more output than the server\'s thread makes');
+        if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE' && asked.maxOutputLength! > MAIN_THREAD_OUTPUT) throw offThread("more output than the server's thread makes");
         throw err;
       }
     },

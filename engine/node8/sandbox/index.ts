@@ -73,7 +73,7 @@ g.gc = undefined;
 
 const consoleObject = makeConsole(hostLog);
 const reportError = (err: unknown): void => {
-  const text = err instanceof Error ? userStack(err) ?? String(err) : String(err);
+  const text = err instanceof Error ? (userStack(err) ?? String(err)) : String(err);
   hostLog(current.requestId, 'error', `Uncaught ${text}`);
 };
 
@@ -375,7 +375,11 @@ function withinWasmLimit(result: CallResult): CallResult {
   const limitPages = (memoryLimitMb * 2 ** 20) / WASM_PAGE;
   const used = wasmMemories.usage(limitPages);
   if (used <= limitPages) return result;
-  return { t: 'e', c: 'ERR_RESOURCE_LIMIT', m: `the function's WebAssembly memories use ${(used * WASM_PAGE) / 2 ** 20} MB together, over its memory limit of ${memoryLimitMb} MB: the instance was discarded` };
+  return {
+    t: 'e',
+    c: 'ERR_RESOURCE_LIMIT',
+    m: `the function's WebAssembly memories use ${(used * WASM_PAGE) / 2 ** 20} MB together, over its memory limit of ${memoryLimitMb} MB: the instance was discarded`,
+  };
 }
 
 /** Host events: a timer fired, an asynchronous operation finished, a stream is pulled, a WebSocket has news. */

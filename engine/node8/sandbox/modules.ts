@@ -110,7 +110,7 @@ export class ModuleSystem {
   private resolve(id: string, fromDir: string): string | undefined {
     if (id.startsWith('./') || id.startsWith('../') || id === '.' || id === '..' || id.startsWith('/')) {
       const target = joinWithinRoot(id.startsWith('/') ? '' : fromDir, id);
-      return target === undefined ? undefined : this.asFile(target) ?? this.asDirectory(target);
+      return target === undefined ? undefined : (this.asFile(target) ?? this.asDirectory(target));
     }
     // Bare specifier: walk up the node_modules folders.
     let dir: string | undefined = fromDir;
@@ -118,7 +118,7 @@ export class ModuleSystem {
       if (!dir?.endsWith('node_modules') && dir !== undefined) {
         const base = dir === '' ? `node_modules/${id}` : `${dir}/node_modules/${id}`;
         const target = joinWithinRoot('', base);
-        const found = target === undefined ? undefined : this.asFile(target) ?? this.asDirectory(target);
+        const found = target === undefined ? undefined : (this.asFile(target) ?? this.asDirectory(target));
         if (found) return found;
       }
       if (dir === '' || dir === undefined) return undefined;
@@ -143,7 +143,7 @@ export class ModuleSystem {
       }
       if (typeof main === 'string' && main !== '') {
         const target = joinWithinRoot(p, main.startsWith('.') || main.startsWith('/') ? main : `./${main}`);
-        const found = target === undefined ? undefined : this.asFile(target) ?? this.asIndex(target);
+        const found = target === undefined ? undefined : (this.asFile(target) ?? this.asIndex(target));
         if (found) return found;
       }
     }

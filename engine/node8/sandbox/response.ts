@@ -28,7 +28,10 @@ class BadResponse extends Error {}
 /** The user's stack: their frames only, none of the runtime's. */
 export function userStack(err: Error): string | undefined {
   if (typeof err.stack !== 'string') return undefined;
-  return err.stack.split('\n').filter((line) => !ISLET_FRAME.test(line)).join('\n');
+  return err.stack
+    .split('\n')
+    .filter((line) => !ISLET_FRAME.test(line))
+    .join('\n');
 }
 
 export function encodeError(err: unknown): CallResult {
@@ -50,7 +53,7 @@ export function encodeError(err: unknown): CallResult {
   }
   let message: string;
   try {
-    message = typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
+    message = typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err));
   } catch {
     message = String(err);
   }
@@ -66,7 +69,8 @@ function explicitHeaders(headers: unknown): ResultHeaders {
   for (const name of Object.keys(headers)) {
     const value = (headers as Record<string, unknown>)[name];
     const strings = Array.isArray(value) && value.every((v) => typeof v === 'string');
-    if (typeof value !== 'string' && !strings) throw new BadResponse(`HTTPResponse header ${JSON.stringify(name)} must be a string or an array of strings, got ${value === null ? 'null' : typeof value}`);
+    if (typeof value !== 'string' && !strings)
+      throw new BadResponse(`HTTPResponse header ${JSON.stringify(name)} must be a string or an array of strings, got ${value === null ? 'null' : typeof value}`);
     out[name] = strings ? [...(value as string[])] : (value as string);
   }
   return out;
@@ -83,7 +87,8 @@ function encodeExplicit(res: HTTPResponse): CallResult {
   const bytes = toBytes(body);
   if (bytes) return { t: 'b', s: status, h: headers, b: toArrayBuffer(bytes) };
   const source = chunkSourceOf(body);
-  if (!source) throw new BadResponse(`HTTPResponse body must be a string, bytes, a ReadableStream, a Node Readable or an async iterable of strings or bytes, got ${Array.isArray(body) ? 'array' : typeof body}`);
+  if (!source)
+    throw new BadResponse(`HTTPResponse body must be a string, bytes, a ReadableStream, a Node Readable or an async iterable of strings or bytes, got ${Array.isArray(body) ? 'array' : typeof body}`);
   return { t: 's', s: status, h: headers, k: openStream(source) };
 }
 

@@ -31,4 +31,3 @@ export function startsWith(text: string, prefix: string): boolean {
 
 /** Indirect eval of a script, with the original eval: no local scope reaches the code. */
 export const indirectEval: (code: string) => unknown = eval;
-

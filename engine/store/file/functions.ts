@@ -234,4 +234,3 @@ export class FunctionFiles {
 function versionNumber(dir: string): number {
   return /^[1-9]\d{0,9}$/.test(dir) ? Number(dir) : 0;
 }
-

@@ -83,7 +83,10 @@ export class MemoryQueueBroker {
           continue;
         }
         const file = path.join(pendingDir, name);
-        const done = await fsp.stat(path.join(root, account, 'done', name)).then(() => true, () => false);
+        const done = await fsp.stat(path.join(root, account, 'done', name)).then(
+          () => true,
+          () => false,
+        );
         if (done) {
           await fsp.rm(file, { force: true });
           continue;

@@ -168,10 +168,14 @@ export class PostgresJobs implements JobStore {
   }
 
   async tickDone(tick: Tick, status: number, errorCode: string | undefined): Promise<void> {
-    await this.db.query(
-      'UPDATE islet_schedule_ticks SET finished_at = now(), status = $5, error_code = $6 WHERE account_id = $1 AND function_name = $2 AND cron = $3 AND scheduled_at = $4',
-      [tick.account, tick.function, tick.cron, tick.scheduledTime, status, errorCode ?? null],
-    );
+    await this.db.query('UPDATE islet_schedule_ticks SET finished_at = now(), status = $5, error_code = $6 WHERE account_id = $1 AND function_name = $2 AND cron = $3 AND scheduled_at = $4', [
+      tick.account,
+      tick.function,
+      tick.cron,
+      tick.scheduledTime,
+      status,
+      errorCode ?? null,
+    ]);
   }
 
   async lastTicks(account: string): Promise<TickState[]> {

@@ -93,7 +93,12 @@ export class PostgresStore implements Store {
       `${this.nodeId}/${process.pid}`,
     );
     // A change not read into the catalog leaves it stale until the next resync (every 30 s) reads everything.
-    this.feed = new ChangeFeed(options.url, (change) => void this.tell(change).catch((err: unknown) => backgroundFailed('catalog-refresh', err, `the change ${JSON.stringify(change)} was not read into the catalog`)), options.resyncMs ?? 30_000, () => this.jobs.workArrived());
+    this.feed = new ChangeFeed(
+      options.url,
+      (change) => void this.tell(change).catch((err: unknown) => backgroundFailed('catalog-refresh', err, `the change ${JSON.stringify(change)} was not read into the catalog`)),
+      options.resyncMs ?? 30_000,
+      () => this.jobs.workArrived(),
+    );
     this.code = new CodeCache(path.join(options.cacheDir, 'code'), (hash) => this.fetchBundle(hash));
   }
 
@@ -230,7 +235,10 @@ export class PostgresStore implements Store {
       if (!serving) return { result: undefined };
       await db.query('DELETE FROM islet_functions WHERE account_id = $1 AND name = $2', [account, name]);
       const { rows } = await db.query<{ bundle_hash: string }>('DELETE FROM islet_versions WHERE account_id = $1 AND function_name = $2 RETURNING bundle_hash', [account, name]);
-      await versionSql.dropUnusedBundles(db, rows.map((r) => r.bundle_hash));
+      await versionSql.dropUnusedBundles(
+        db,
+        rows.map((r) => r.bundle_hash),
+      );
       return { result: serving.serving[0], change: { kind: 'function', account, name } };
     });
   }
@@ -307,7 +315,9 @@ export class PostgresStore implements Store {
       return { result: stored, change: { kind: 'function', account, name } };
     });
     // The version is stored; not having it in this node's cache only costs a fetch later.
-    await this.code.adopt(contentHash, codeDir).catch((err: unknown) => backgroundFailed('code-adopt', err, `the code of ${account}/${name} was not kept in this node's cache (its first call here fetches it)`));
+    await this.code
+      .adopt(contentHash, codeDir)
+      .catch((err: unknown) => backgroundFailed('code-adopt', err, `the code of ${account}/${name} was not kept in this node's cache (its first call here fetches it)`));
     return manifest;
   }
 
@@ -376,7 +386,10 @@ export class PostgresStore implements Store {
   private asServiceError(err: unknown): Error {
     if (err instanceof ServiceError) return err;
     const e = err as { code?: string; message?: string };
-    if ((e.code && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) || /Connection terminated|connection error|timeout exceeded when trying to connect|connect ECONN/i.test(e.message ?? '')) {
+    if (
+      (e.code && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) ||
+      /Connection terminated|connection error|timeout exceeded when trying to connect|connect ECONN/i.test(e.message ?? '')
+    ) {
       return this.unavailable(e.message ?? String(err));
     }
     if (e.code === '23503') return new ServiceError('ERR_NOT_FOUND', `not found in the store: ${e.message}`);

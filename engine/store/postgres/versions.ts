@@ -67,7 +67,11 @@ export async function switchTraffic(db: Db, account: string, name: string, traff
 export async function prune(db: Db, account: string, name: string, latest: number, keep: number, traffic: TrafficShare[]): Promise<string[]> {
   const doomed = (await keptNumbers(db, account, name)).filter((n) => isPruned(n, latest, keep, traffic));
   if (doomed.length === 0) return [];
-  const { rows } = await db.query<{ bundle_hash: string }>('DELETE FROM islet_versions WHERE account_id = $1 AND function_name = $2 AND version = ANY($3) RETURNING bundle_hash', [account, name, doomed]);
+  const { rows } = await db.query<{ bundle_hash: string }>('DELETE FROM islet_versions WHERE account_id = $1 AND function_name = $2 AND version = ANY($3) RETURNING bundle_hash', [
+    account,
+    name,
+    doomed,
+  ]);
   return rows.map((r) => r.bundle_hash);
 }
 
@@ -96,7 +100,10 @@ export async function accountUsage(db: Db, account: string): Promise<AccountUsag
 
 /** A function's kept versions with their unpacked bytes. */
 export async function keptSizes(db: Db, account: string, name: string): Promise<{ version: number; bytes: number }[]> {
-  const { rows } = await db.query<{ version: number; bytes: string }>(`SELECT version, (manifest->>'bytes')::bigint AS bytes FROM islet_versions WHERE account_id = $1 AND function_name = $2`, [account, name]);
+  const { rows } = await db.query<{ version: number; bytes: string }>(`SELECT version, (manifest->>'bytes')::bigint AS bytes FROM islet_versions WHERE account_id = $1 AND function_name = $2`, [
+    account,
+    name,
+  ]);
   return rows.map((r) => ({ version: r.version, bytes: Number(r.bytes) }));
 }
 

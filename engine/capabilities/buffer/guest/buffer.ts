@@ -14,9 +14,7 @@ const extra = buffer as unknown as { SlowBuffer: unknown; INSPECT_MAX_BYTES: num
 const from = Buffer.from;
 Buffer.from = function (this: typeof Buffer, value: unknown, ...rest: unknown[]) {
   if (typeof value === 'symbol') {
-    const error = new TypeError(
-      `The first argument must be of type string or an instance of Buffer, ArrayBuffer, or Array or an Array-like Object. Received type symbol (${String(value)})`,
-    );
+    const error = new TypeError(`The first argument must be of type string or an instance of Buffer, ArrayBuffer, or Array or an Array-like Object. Received type symbol (${String(value)})`);
     (error as TypeError & { code: string }).code = 'ERR_INVALID_ARG_TYPE';
     throw error;
   }

@@ -42,11 +42,21 @@ export function formatArgs(args: unknown[]): string {
       if (i >= args.length) return token;
       const arg = args[i++];
       switch (token) {
-        case '%s': return typeof arg === 'string' ? arg : describe(arg, new Set(), 1);
-        case '%d': case '%i': return String(token === '%i' ? Math.trunc(Number(arg)) : Number(arg));
-        case '%f': return String(Number(arg));
-        case '%j': try { return JSON.stringify(arg); } catch { return '[Circular]'; }
-        default: return describe(arg, new Set(), 1);
+        case '%s':
+          return typeof arg === 'string' ? arg : describe(arg, new Set(), 1);
+        case '%d':
+        case '%i':
+          return String(token === '%i' ? Math.trunc(Number(arg)) : Number(arg));
+        case '%f':
+          return String(Number(arg));
+        case '%j':
+          try {
+            return JSON.stringify(arg);
+          } catch {
+            return '[Circular]';
+          }
+        default:
+          return describe(arg, new Set(), 1);
       }
     });
     rest = args.slice(i);
@@ -60,7 +70,10 @@ export function formatArgs(args: unknown[]): string {
 
 /** The console over the host's `log` callback, which only the console's closures hold. */
 export function makeConsole(hostLog: HostBridge['log']): Record<string, (...args: unknown[]) => void> {
-  const emit = (level: string) => (...args: unknown[]) => hostLog(current.requestId, level, formatArgs(args));
+  const emit =
+    (level: string) =>
+    (...args: unknown[]) =>
+      hostLog(current.requestId, level, formatArgs(args));
   const counts = new Map<unknown, number>();
   const timers = new Map<unknown, number>();
   const log = emit('info');

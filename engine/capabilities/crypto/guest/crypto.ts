@@ -80,7 +80,7 @@ export class KeyObject {
   }
 
   get symmetricKeySize(): number | undefined {
-    return this.type === 'secret' ? materials.get(this)!.bytes?.byteLength ?? (this.describe().symmetricKeySize as number) : undefined;
+    return this.type === 'secret' ? (materials.get(this)!.bytes?.byteLength ?? (this.describe().symmetricKeySize as number)) : undefined;
   }
 
   export(options: { format?: string; type?: string; cipher?: string; passphrase?: string | Uint8Array } = {}): BufferLike | string | Record<string, unknown> {
@@ -228,7 +228,8 @@ export const hash = (algorithm: string, data: Data, outputEncoding = 'hex') => c
 // Random -----------------------------------------------------------------------------------------
 
 function random(n: number): Uint8Array {
-  if (!Number.isInteger(n) || n < 0 || n > 2 ** 31 - 1) throw Object.assign(new RangeError(`The value of "size" is out of range. It must be >= 0 && <= 2147483647. Received ${n}`), { code: 'ERR_OUT_OF_RANGE' });
+  if (!Number.isInteger(n) || n < 0 || n > 2 ** 31 - 1)
+    throw Object.assign(new RangeError(`The value of "size" is out of range. It must be >= 0 && <= 2147483647. Received ${n}`), { code: 'ERR_OUT_OF_RANGE' });
   if (n <= 65536) {
     const b = new Uint8Array(n);
     (globalThis as unknown as { crypto: { getRandomValues(b: Uint8Array): void } }).crypto.getRandomValues(b);
@@ -267,7 +268,8 @@ export function randomInt(min: number, max?: number | Callback<number>, callback
     hi = lo;
     lo = 0;
   }
-  if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi) || hi <= lo) throw Object.assign(new RangeError(`The value of "max" is out of range. It must be greater than the value of "min" (${lo}). Received ${hi}`), { code: 'ERR_OUT_OF_RANGE' });
+  if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi) || hi <= lo)
+    throw Object.assign(new RangeError(`The value of "max" is out of range. It must be greater than the value of "min" (${lo}). Received ${hi}`), { code: 'ERR_OUT_OF_RANGE' });
   const range = hi - lo;
   const limit = 2 ** 48 - (2 ** 48 % range);
   let value: number;
@@ -297,7 +299,10 @@ export function timingSafeEqual(a: ArrayBufferView, b: ArrayBufferView): boolean
 
 function derive(payload: NativePayload<'derive'>, inputs: Uint8Array[], callback?: Callback<BufferLike>): BufferLike | undefined {
   if (typeof callback !== 'function') return Buffer.from(nativeSync('derive', payload, inputs).bytes[0]!);
-  nativeAsync('derive', payload, inputs).then((a) => callback(null, Buffer.from(a.bytes[0]!)), (err: Error) => callback(err));
+  nativeAsync('derive', payload, inputs).then(
+    (a) => callback(null, Buffer.from(a.bytes[0]!)),
+    (err: Error) => callback(err),
+  );
   return undefined;
 }
 
@@ -311,8 +316,7 @@ export const pbkdf2Sync = (password: Data, salt: Data, iterations: number, keyle
   deriveSync({ kind: 'pbkdf2', iterations, length: keylen, digest }, [bytes(password), bytes(salt)]);
 export const pbkdf2 = (password: Data, salt: Data, iterations: number, keylen: number, digest: string, callback: Callback<BufferLike>) =>
   void derive({ kind: 'pbkdf2', iterations, length: keylen, digest }, [bytes(password), bytes(salt)], callback);
-export const scryptSync = (password: Data, salt: Data, keylen: number, options?: Record<string, unknown>) =>
-  deriveSync({ kind: 'scrypt', length: keylen, options }, [bytes(password), bytes(salt)]);
+export const scryptSync = (password: Data, salt: Data, keylen: number, options?: Record<string, unknown>) => deriveSync({ kind: 'scrypt', length: keylen, options }, [bytes(password), bytes(salt)]);
 export function scrypt(password: Data, salt: Data, keylen: number, options: Record<string, unknown> | Callback<BufferLike>, callback?: Callback<BufferLike>): void {
   const cb = typeof options === 'function' ? options : callback!;
   derive({ kind: 'scrypt', length: keylen, options: typeof options === 'function' ? undefined : options }, [bytes(password), bytes(salt)], cb);
@@ -353,7 +357,14 @@ class CipherBase extends Transform {
     this.finished = true;
     const answer: NativeAnswer = nativeSync(
       'cipher',
-      { alg: this.algorithm, decrypt: this.decrypt, autoPadding: this.autoPadding, noIv: this.iv === null, ...(this.authTagLength !== undefined ? { authTagLength: this.authTagLength } : {}), ...(this.plaintextLength !== undefined ? { plaintextLength: this.plaintextLength } : {}) },
+      {
+        alg: this.algorithm,
+        decrypt: this.decrypt,
+        autoPadding: this.autoPadding,
+        noIv: this.iv === null,
+        ...(this.authTagLength !== undefined ? { authTagLength: this.authTagLength } : {}),
+        ...(this.plaintextLength !== undefined ? { plaintextLength: this.plaintextLength } : {}),
+      },
       [this.key, this.iv ?? new Uint8Array(0), concatAll(this.chunks), this.aad ?? new Uint8Array(0), this.tag ?? new Uint8Array(0)],
     );
     if (!this.decrypt && answer.json.tag) this.tag = answer.bytes[1];
@@ -429,7 +440,7 @@ export function sign(algorithm: string | null | undefined, data: Data, key: unkn
 }
 
 export function verify(algorithm: string | null | undefined, data: Data, key: unknown, signature: Data, callback?: Callback<boolean>): boolean | undefined {
-  const { payload, inputs } = signPayload(algorithm, key, key instanceof KeyObject ? key.type === 'secret' ? 'public' : key.type : 'public');
+  const { payload, inputs } = signPayload(algorithm, key, key instanceof KeyObject ? (key.type === 'secret' ? 'public' : key.type) : 'public');
   const ok = nativeSync('verify', payload, [...inputs, bytes(data), bytes(signature)]).json.ok === true;
   if (typeof callback !== 'function') return ok;
   queueMicrotask(() => callback(null, ok));
@@ -523,9 +534,17 @@ export const getCurves = () => [...list().curves];
 export const getFips = () => 0;
 
 export const constants = {
-  RSA_PKCS1_PADDING: 1, RSA_NO_PADDING: 3, RSA_PKCS1_OAEP_PADDING: 4, RSA_X931_PADDING: 5, RSA_PKCS1_PSS_PADDING: 6,
-  RSA_PSS_SALTLEN_DIGEST: -1, RSA_PSS_SALTLEN_MAX_SIGN: -2, RSA_PSS_SALTLEN_AUTO: -2,
-  POINT_CONVERSION_COMPRESSED: 2, POINT_CONVERSION_UNCOMPRESSED: 4, POINT_CONVERSION_HYBRID: 6,
+  RSA_PKCS1_PADDING: 1,
+  RSA_NO_PADDING: 3,
+  RSA_PKCS1_OAEP_PADDING: 4,
+  RSA_X931_PADDING: 5,
+  RSA_PKCS1_PSS_PADDING: 6,
+  RSA_PSS_SALTLEN_DIGEST: -1,
+  RSA_PSS_SALTLEN_MAX_SIGN: -2,
+  RSA_PSS_SALTLEN_AUTO: -2,
+  POINT_CONVERSION_COMPRESSED: 2,
+  POINT_CONVERSION_UNCOMPRESSED: 4,
+  POINT_CONVERSION_HYBRID: 6,
 };
 
 function unavailable(name: string) {
@@ -535,18 +554,59 @@ function unavailable(name: string) {
 }
 
 const crypto = {
-  createHash, createHmac, hash, Hash, Hmac,
-  randomBytes, randomFillSync, randomFill, randomInt, randomUUID, getRandomValues, pseudoRandomBytes: randomBytes, prng: randomBytes, rng: randomBytes,
+  createHash,
+  createHmac,
+  hash,
+  Hash,
+  Hmac,
+  randomBytes,
+  randomFillSync,
+  randomFill,
+  randomInt,
+  randomUUID,
+  getRandomValues,
+  pseudoRandomBytes: randomBytes,
+  prng: randomBytes,
+  rng: randomBytes,
   timingSafeEqual,
-  pbkdf2, pbkdf2Sync, scrypt, scryptSync, hkdf, hkdfSync,
-  createCipheriv, createDecipheriv,
-  sign, verify, createSign, createVerify, Sign, Verify,
-  publicEncrypt, privateDecrypt, privateEncrypt, publicDecrypt,
-  KeyObject, createSecretKey, createPublicKey, createPrivateKey, generateKeyPair, generateKeyPairSync, generateKeySync,
-  getHashes, getCiphers, getCurves, getFips, constants,
-  createECDH: unavailable('createECDH'), createDiffieHellman: unavailable('createDiffieHellman'), getDiffieHellman: unavailable('getDiffieHellman'),
-  diffieHellman: unavailable('diffieHellman'), createCipher: unavailable('createCipher'), createDecipher: unavailable('createDecipher'),
-  setEngine: unavailable('setEngine'), secureHeapUsed: unavailable('secureHeapUsed'),
+  pbkdf2,
+  pbkdf2Sync,
+  scrypt,
+  scryptSync,
+  hkdf,
+  hkdfSync,
+  createCipheriv,
+  createDecipheriv,
+  sign,
+  verify,
+  createSign,
+  createVerify,
+  Sign,
+  Verify,
+  publicEncrypt,
+  privateDecrypt,
+  privateEncrypt,
+  publicDecrypt,
+  KeyObject,
+  createSecretKey,
+  createPublicKey,
+  createPrivateKey,
+  generateKeyPair,
+  generateKeyPairSync,
+  generateKeySync,
+  getHashes,
+  getCiphers,
+  getCurves,
+  getFips,
+  constants,
+  createECDH: unavailable('createECDH'),
+  createDiffieHellman: unavailable('createDiffieHellman'),
+  getDiffieHellman: unavailable('getDiffieHellman'),
+  diffieHellman: unavailable('diffieHellman'),
+  createCipher: unavailable('createCipher'),
+  createDecipher: unavailable('createDecipher'),
+  setEngine: unavailable('setEngine'),
+  secureHeapUsed: unavailable('secureHeapUsed'),
 };
 for (const name of ['webcrypto', 'subtle']) {
   Object.defineProperty(crypto, name, {

@@ -12,23 +12,43 @@ setWarningHandler(() => undefined);
 
 /** Legacy codes of DOMException names (WebIDL). */
 const CODES: Record<string, number> = {
-  IndexSizeError: 1, HierarchyRequestError: 3, WrongDocumentError: 4, InvalidCharacterError: 5, NoModificationAllowedError: 7,
-  NotFoundError: 8, NotSupportedError: 9, InvalidStateError: 11, SyntaxError: 12, InvalidModificationError: 13, NamespaceError: 14,
-  InvalidAccessError: 15, TypeMismatchError: 17, SecurityError: 18, NetworkError: 19, AbortError: 20, URLMismatchError: 21,
-  QuotaExceededError: 22, TimeoutError: 23, InvalidNodeTypeError: 24, DataCloneError: 25,
+  IndexSizeError: 1,
+  HierarchyRequestError: 3,
+  WrongDocumentError: 4,
+  InvalidCharacterError: 5,
+  NoModificationAllowedError: 7,
+  NotFoundError: 8,
+  NotSupportedError: 9,
+  InvalidStateError: 11,
+  SyntaxError: 12,
+  InvalidModificationError: 13,
+  NamespaceError: 14,
+  InvalidAccessError: 15,
+  TypeMismatchError: 17,
+  SecurityError: 18,
+  NetworkError: 19,
+  AbortError: 20,
+  URLMismatchError: 21,
+  QuotaExceededError: 22,
+  TimeoutError: 23,
+  InvalidNodeTypeError: 24,
+  DataCloneError: 25,
 };
 
 export class DOMException extends Error {
   readonly code: number;
   constructor(message = '', options: string | { name?: string; cause?: unknown } = 'Error') {
-    const opts = typeof options === 'string' ? { name: options } : options ?? {};
+    const opts = typeof options === 'string' ? { name: options } : (options ?? {});
     super(String(message), 'cause' in opts ? { cause: opts.cause } : undefined);
     Object.defineProperty(this, 'name', { value: String(opts.name ?? 'Error'), configurable: true, writable: true });
     this.code = CODES[this.name] ?? 0;
   }
 }
 for (const [name, code] of Object.entries(CODES)) {
-  const constant = name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase().replace(/_ERROR$/, '_ERR');
+  const constant = name
+    .replace(/([a-z])([A-Z])/g, '$1_$2')
+    .toUpperCase()
+    .replace(/_ERROR$/, '_ERR');
   Object.defineProperty(DOMException, constant, { value: code, enumerable: true });
 }
 

@@ -158,7 +158,11 @@ export function encodeMultipart(form: FormData): { bytes: Uint8Array; type: stri
     if (typeof value === 'string') {
       parts.push(encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="${escape(name)}"\r\n\r\n${value.replace(/\r(?!\n)|(?<!\r)\n/g, '\r\n')}\r\n`));
     } else {
-      parts.push(encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="${escape(name)}"; filename="${escape(value.name)}"\r\nContent-Type: ${value.type || 'application/octet-stream'}\r\n\r\n`));
+      parts.push(
+        encoder.encode(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${escape(name)}"; filename="${escape(value.name)}"\r\nContent-Type: ${value.type || 'application/octet-stream'}\r\n\r\n`,
+        ),
+      );
       parts.push(blobBytes(value), encoder.encode('\r\n'));
     }
   }

@@ -205,7 +205,11 @@ abstract class Body {
   get body(): Stream | null {
     const state = bodies.get(this)!;
     if (state.source === null) return null;
-    state.stream ??= isStream(state.source) ? state.source : state.source instanceof HostBody ? hostStream(state.source.id, 'bodyRead', 'bodyCancel') : streamOf(typeof state.source === 'string' ? utf8Encoder.encode(state.source) : state.source);
+    state.stream ??= isStream(state.source)
+      ? state.source
+      : state.source instanceof HostBody
+        ? hostStream(state.source.id, 'bodyRead', 'bodyCancel')
+        : streamOf(typeof state.source === 'string' ? utf8Encoder.encode(state.source) : state.source);
     return state.stream;
   }
 
@@ -371,7 +375,11 @@ export class Response extends Body {
     const webSocket = init.webSocket ?? null;
     if (!Number.isInteger(status) || status < 200 || status > 599) {
       if (!((status === 101 && (webSocket !== null || init.type === 'basic')) || (status >= 100 && status < 200 && init.type === 'basic'))) {
-        throw new RangeError(status === 101 ? 'a Response of status 101 gives a WebSocket: new Response(null, { status: 101, webSocket: client })' : `init["status"] must be in the range of 200 to 599, inclusive. Received ${status}`);
+        throw new RangeError(
+          status === 101
+            ? 'a Response of status 101 gives a WebSocket: new Response(null, { status: 101, webSocket: client })'
+            : `init["status"] must be in the range of 200 to 599, inclusive. Received ${status}`,
+        );
       }
     }
     if (webSocket !== null && status !== 101) throw new RangeError(`a Response with a webSocket has status 101, got ${status}`);
@@ -456,7 +464,14 @@ export async function fetch(input: unknown, init?: Record<string, unknown>): Pro
   const meta = JSON.parse(answer.payload) as FetchAnswer;
   const nullBody = request.method === 'HEAD' || [101, 204, 205, 304].includes(meta.status);
   const responseBody = nullBody ? null : meta.stream !== undefined ? hostStream(meta.stream, 'fetchRead', 'fetchCancel') : streamOf(new Uint8Array(answer.body ?? new ArrayBuffer(0)));
-  const response = new Response(responseBody, { status: meta.status < 200 ? 200 : meta.status, statusText: meta.statusText, headers: meta.headers, url: meta.url, redirected: meta.redirected, type: 'basic' });
+  const response = new Response(responseBody, {
+    status: meta.status < 200 ? 200 : meta.status,
+    statusText: meta.statusText,
+    headers: meta.headers,
+    url: meta.url,
+    redirected: meta.redirected,
+    type: 'basic',
+  });
   if (meta.status < 200) Object.defineProperty(response, 'status', { value: meta.status });
   return response;
 }
@@ -547,7 +562,13 @@ let lastToken = 0;
  * name, so an app's routes are written as if it served the whole host. `ctx.waitUntil`'s promises
  * run on after the response; their failures are reported in the logs.
  */
-export async function serveFetch(target: { fetch(request: unknown, env: unknown, ctx: unknown): unknown }, head: MetaHead, headers: Record<string, string>, raw: string | ArrayBuffer | number | undefined, env: unknown): Promise<CallResult> {
+export async function serveFetch(
+  target: { fetch(request: unknown, env: unknown, ctx: unknown): unknown },
+  head: MetaHead,
+  headers: Record<string, string>,
+  raw: string | ArrayBuffer | number | undefined,
+  env: unknown,
+): Promise<CallResult> {
   const [, method, path, rawQuery] = head;
   const url = `http://${headers.host ?? 'localhost'}${path}${rawQuery ? `?${rawQuery}` : ''}`;
   const hasBody = method !== 'GET' && method !== 'HEAD' && raw !== undefined;
@@ -617,7 +638,11 @@ function executionContext() {
  * Calls a fetch-style function's `scheduled(controller, env, ctx)` for one tick of its schedule, as
  * Workers' Cron Triggers do: `controller.cron` and `controller.scheduledTime`; it answers nothing.
  */
-export async function serveScheduled(target: { scheduled?(controller: unknown, env: unknown, ctx: unknown): unknown }, event: { cron: string; scheduledTime: number }, env: unknown): Promise<CallResult> {
+export async function serveScheduled(
+  target: { scheduled?(controller: unknown, env: unknown, ctx: unknown): unknown },
+  event: { cron: string; scheduledTime: number },
+  env: unknown,
+): Promise<CallResult> {
   // `in`, not only the read: itty-router's router inherits from a Proxy that answers every name it is asked.
   if (!('scheduled' in target) || typeof target.scheduled !== 'function') throw new TypeError('the function has a schedule but its default export has no scheduled(controller, env, ctx) method');
   const controller = { cron: event.cron, scheduledTime: event.scheduledTime, noRetry() {} };

@@ -33,17 +33,94 @@ interface WritableLike {
 }
 
 export const STATUS_CODES: Record<number, string> = {
-  100: 'Continue', 101: 'Switching Protocols', 200: 'OK', 201: 'Created', 202: 'Accepted', 203: 'Non-Authoritative Information', 204: 'No Content',
-  205: 'Reset Content', 206: 'Partial Content', 300: 'Multiple Choices', 301: 'Moved Permanently', 302: 'Found', 303: 'See Other', 304: 'Not Modified',
-  307: 'Temporary Redirect', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden',
-  404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable', 407: 'Proxy Authentication Required', 408: 'Request Timeout', 409: 'Conflict',
-  410: 'Gone', 411: 'Length Required', 412: 'Precondition Failed', 413: 'Payload Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type',
-  416: 'Range Not Satisfiable', 417: 'Expectation Failed', 418: "I'm a Teapot", 422: 'Unprocessable Entity', 425: 'Too Early', 426: 'Upgrade Required',
-  428: 'Precondition Required', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 451: 'Unavailable For Legal Reasons',
-  500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
-  505: 'HTTP Version Not Supported', 507: 'Insufficient Storage', 511: 'Network Authentication Required',
+  100: 'Continue',
+  101: 'Switching Protocols',
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  203: 'Non-Authoritative Information',
+  204: 'No Content',
+  205: 'Reset Content',
+  206: 'Partial Content',
+  300: 'Multiple Choices',
+  301: 'Moved Permanently',
+  302: 'Found',
+  303: 'See Other',
+  304: 'Not Modified',
+  307: 'Temporary Redirect',
+  308: 'Permanent Redirect',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  407: 'Proxy Authentication Required',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  411: 'Length Required',
+  412: 'Precondition Failed',
+  413: 'Payload Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  416: 'Range Not Satisfiable',
+  417: 'Expectation Failed',
+  418: "I'm a Teapot",
+  422: 'Unprocessable Entity',
+  425: 'Too Early',
+  426: 'Upgrade Required',
+  428: 'Precondition Required',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  451: 'Unavailable For Legal Reasons',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+  505: 'HTTP Version Not Supported',
+  507: 'Insufficient Storage',
+  511: 'Network Authentication Required',
 };
-export const METHODS = ['ACL', 'BIND', 'CHECKOUT', 'CONNECT', 'COPY', 'DELETE', 'GET', 'HEAD', 'LINK', 'LOCK', 'M-SEARCH', 'MERGE', 'MKACTIVITY', 'MKCALENDAR', 'MKCOL', 'MOVE', 'NOTIFY', 'OPTIONS', 'PATCH', 'POST', 'PROPFIND', 'PROPPATCH', 'PURGE', 'PUT', 'QUERY', 'REBIND', 'REPORT', 'SEARCH', 'SOURCE', 'SUBSCRIBE', 'TRACE', 'UNBIND', 'UNLINK', 'UNLOCK', 'UNSUBSCRIBE'];
+export const METHODS = [
+  'ACL',
+  'BIND',
+  'CHECKOUT',
+  'CONNECT',
+  'COPY',
+  'DELETE',
+  'GET',
+  'HEAD',
+  'LINK',
+  'LOCK',
+  'M-SEARCH',
+  'MERGE',
+  'MKACTIVITY',
+  'MKCALENDAR',
+  'MKCOL',
+  'MOVE',
+  'NOTIFY',
+  'OPTIONS',
+  'PATCH',
+  'POST',
+  'PROPFIND',
+  'PROPPATCH',
+  'PURGE',
+  'PUT',
+  'QUERY',
+  'REBIND',
+  'REPORT',
+  'SEARCH',
+  'SOURCE',
+  'SUBSCRIBE',
+  'TRACE',
+  'UNBIND',
+  'UNLINK',
+  'UNLOCK',
+  'UNSUBSCRIBE',
+];
 
 export class Agent extends EventEmitter {
   readonly options: Record<string, unknown>;
@@ -101,7 +178,14 @@ function requestUrl(input: unknown, options: Record<string, unknown>, defaultPro
   opts = { ...opts, ...options };
   if (base) {
     const u = new URL(base);
-    opts = { protocol: u.protocol, hostname: u.hostname, port: u.port, path: `${u.pathname}${u.search}`, auth: u.username ? `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` : undefined, ...opts };
+    opts = {
+      protocol: u.protocol,
+      hostname: u.hostname,
+      port: u.port,
+      path: `${u.pathname}${u.search}`,
+      auth: u.username ? `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` : undefined,
+      ...opts,
+    };
   }
   const protocol = String(opts.protocol ?? defaultProtocol);
   const host = String(opts.hostname ?? opts.host ?? 'localhost').replace(/:\d+$/, '');
@@ -123,7 +207,11 @@ export class ClientRequest extends Writable {
   private readonly chunks: Uint8Array[] = [];
   private timeoutMs = 0;
 
-  constructor(private readonly url: string, options: Record<string, unknown>, callback?: (res: IncomingMessage) => void) {
+  constructor(
+    private readonly url: string,
+    options: Record<string, unknown>,
+    callback?: (res: IncomingMessage) => void,
+  ) {
     super({
       // The request lives on after its body is written: until its response, or its error, is in.
       autoDestroy: false,
@@ -196,33 +284,31 @@ export class ClientRequest extends Writable {
     let timer: unknown;
     if (this.timeoutMs > 0) timer = setTimeout(() => this.emit('timeout'), this.timeoutMs);
     const hasBody = body !== undefined && this.method !== 'GET' && this.method !== 'HEAD';
-    internal
-      .op('fetch', JSON.stringify({ url: this.url, method: this.method, headers, redirect: 'manual' } satisfies Partial<FetchRequest>), hasBody ? body!.slice().buffer : undefined)
-      .then(
-        (answer) => {
-          clearTimeout(timer as number);
-          if (this.destroyed) return;
-          const meta = JSON.parse(answer.payload) as FetchAnswer;
-          const res = new IncomingMessage();
-          res.statusCode = meta.status;
-          res.statusMessage = meta.statusText || STATUS_CODES[meta.status] || '';
-          nodeHeaders(meta.headers, res);
-          if (meta.stream !== undefined) readAsItArrives(res, meta.stream);
-          if (!this.emit('response', res)) (res as unknown as { resume(): void }).resume();
-          if (meta.stream === undefined) {
-            if (answer.body && answer.body.byteLength > 0) res.push(Buffer.from(new Uint8Array(answer.body)));
-            res.complete = true;
-            res.push(null);
-          }
-          res.once('end', () => this.emit('close'));
-        },
-        (err: HostError) => {
-          clearTimeout(timer as number);
-          // The socket error Node's client would give: a refused address is a refused connection.
-          const code = err.code === 'ERR_EGRESS_BLOCKED' ? 'ECONNREFUSED' : err.code === 'ERR_EGRESS_TIMEOUT' ? 'ETIMEDOUT' : 'ECONNRESET';
-          this.destroy(Object.assign(new Error(err.message.replace(/^fetch failed: /, '')), { code }));
-        },
-      );
+    internal.op('fetch', JSON.stringify({ url: this.url, method: this.method, headers, redirect: 'manual' } satisfies Partial<FetchRequest>), hasBody ? body!.slice().buffer : undefined).then(
+      (answer) => {
+        clearTimeout(timer as number);
+        if (this.destroyed) return;
+        const meta = JSON.parse(answer.payload) as FetchAnswer;
+        const res = new IncomingMessage();
+        res.statusCode = meta.status;
+        res.statusMessage = meta.statusText || STATUS_CODES[meta.status] || '';
+        nodeHeaders(meta.headers, res);
+        if (meta.stream !== undefined) readAsItArrives(res, meta.stream);
+        if (!this.emit('response', res)) (res as unknown as { resume(): void }).resume();
+        if (meta.stream === undefined) {
+          if (answer.body && answer.body.byteLength > 0) res.push(Buffer.from(new Uint8Array(answer.body)));
+          res.complete = true;
+          res.push(null);
+        }
+        res.once('end', () => this.emit('close'));
+      },
+      (err: HostError) => {
+        clearTimeout(timer as number);
+        // The socket error Node's client would give: a refused address is a refused connection.
+        const code = err.code === 'ERR_EGRESS_BLOCKED' ? 'ECONNREFUSED' : err.code === 'ERR_EGRESS_TIMEOUT' ? 'ETIMEDOUT' : 'ECONNRESET';
+        this.destroy(Object.assign(new Error(err.message.replace(/^fetch failed: /, '')), { code }));
+      },
+    );
   }
 }
 
@@ -278,7 +364,9 @@ function makeModule(defaultProtocol: 'http:' | 'https:') {
     return req;
   };
   const unavailable = (name: string) => () => {
-    throw Object.assign(new Error(`${defaultProtocol.slice(0, -1)}.${name} is not available in islet functions: islet ends TLS in front of functions (serve with http.createServer)`), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
+    throw Object.assign(new Error(`${defaultProtocol.slice(0, -1)}.${name} is not available in islet functions: islet ends TLS in front of functions (serve with http.createServer)`), {
+      code: 'ERR_METHOD_NOT_IMPLEMENTED',
+    });
   };
   const servers = defaultProtocol === 'http:';
   return {

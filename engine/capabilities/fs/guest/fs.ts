@@ -84,7 +84,12 @@ class Stats extends EntryKind {
   readonly mtimeMs: number;
   readonly ctimeMs: number;
   readonly birthtimeMs: number;
-  constructor(kind: string, readonly size: number, mtimeMs: number, readonly ino: number) {
+  constructor(
+    kind: string,
+    readonly size: number,
+    mtimeMs: number,
+    readonly ino: number,
+  ) {
     super(kind);
     this.mode = kind === 'file' ? 0o100444 : 0o40555;
     this.blocks = Math.ceil(size / 512);
@@ -94,7 +99,11 @@ class Stats extends EntryKind {
 }
 
 class Dirent extends EntryKind {
-  constructor(readonly name: string, kind: string, readonly parentPath: string) {
+  constructor(
+    readonly name: string,
+    kind: string,
+    readonly parentPath: string,
+  ) {
     super(kind);
   }
   get path(): string {
@@ -161,7 +170,28 @@ const sync: Record<string, (...args: never[]) => unknown> = {
   realpathSync: Object.assign(realpathSync, { native: realpathSync }) as never,
 };
 
-const WRITES = ['writeFile', 'appendFile', 'mkdir', 'mkdtemp', 'rm', 'rmdir', 'unlink', 'rename', 'copyFile', 'cp', 'symlink', 'link', 'chmod', 'chown', 'lchown', 'utimes', 'lutimes', 'truncate', 'open', 'opendir'];
+const WRITES = [
+  'writeFile',
+  'appendFile',
+  'mkdir',
+  'mkdtemp',
+  'rm',
+  'rmdir',
+  'unlink',
+  'rename',
+  'copyFile',
+  'cp',
+  'symlink',
+  'link',
+  'chmod',
+  'chown',
+  'lchown',
+  'utimes',
+  'lutimes',
+  'truncate',
+  'open',
+  'opendir',
+];
 
 const fs: Record<string, unknown> = {};
 const promises: Record<string, unknown> = {};
@@ -218,9 +248,12 @@ fs.createReadStream = (path: PathLike, options?: { encoding?: string; start?: nu
 fs.createWriteStream = (path: PathLike) => {
   throw erofs('open', path);
 };
-fs.watch = fs.watchFile = fs.unwatchFile = () => {
-  throw Object.assign(new Error('fs.watch is not available in islet functions'), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
-};
+fs.watch =
+  fs.watchFile =
+  fs.unwatchFile =
+    () => {
+      throw Object.assign(new Error('fs.watch is not available in islet functions'), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
+    };
 fs.Stats = Stats;
 fs.Dirent = Dirent;
 fs.constants = { F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1, O_RDONLY: 0, O_WRONLY: 1, O_RDWR: 2, S_IFMT: 0o170000, S_IFREG: 0o100000, S_IFDIR: 0o40000 };

@@ -22,7 +22,6 @@ const { Stream } = require('stream') as {
   };
 };
 
-
 /** Bytes held for the host before write() answers false, as Node's default. */
 const HIGH_WATER_MARK = 16 * 1024;
 /** The most a pull takes at once (chunks written in one turn go out together). */

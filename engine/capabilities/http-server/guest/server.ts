@@ -23,7 +23,11 @@ function untilListen(main: string, entrypoint: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const timer = timers.setTimeout(() => {
       listened = undefined;
-      reject(new Error(`${main} made an HTTP server that did not listen within ${LISTEN_WAIT_MS / 1000} s of loading (call listen() while the module loads), and it does not export a function named "${entrypoint}"`));
+      reject(
+        new Error(
+          `${main} made an HTTP server that did not listen within ${LISTEN_WAIT_MS / 1000} s of loading (call listen() while the module loads), and it does not export a function named "${entrypoint}"`,
+        ),
+      );
     }, LISTEN_WAIT_MS);
     listened = () => {
       timers.clearTimeout(timer);

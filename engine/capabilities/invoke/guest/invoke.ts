@@ -10,7 +10,12 @@ type Op = (kind: 'invoke', payload: string) => Promise<{ payload: string }>;
 
 export function makeInvoke(op: Op): (accountId: unknown, functionName: unknown, apiKey: unknown, body?: unknown) => Promise<InvokeAnswer> {
   return async (accountId, functionName, apiKey, body) => {
-    const request: InvokeRequest = { accountId: String(accountId), functionName: String(functionName), apiKey: apiKey === undefined || apiKey === null ? '' : String(apiKey), body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body) };
+    const request: InvokeRequest = {
+      accountId: String(accountId),
+      functionName: String(functionName),
+      apiKey: apiKey === undefined || apiKey === null ? '' : String(apiKey),
+      body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
+    };
     let result;
     try {
       result = await op('invoke', JSON.stringify(request));

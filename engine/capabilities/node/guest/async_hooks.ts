@@ -104,7 +104,10 @@ let nextId = 1;
 export class AsyncResource {
   private readonly requestId = internal.current.requestId;
   private readonly id = nextId++;
-  constructor(readonly type: string, _options?: unknown) {}
+  constructor(
+    readonly type: string,
+    _options?: unknown,
+  ) {}
 
   runInAsyncScope<R>(fn: (...args: unknown[]) => R, thisArg?: unknown, ...args: unknown[]): R {
     const now = internal.current.requestId;

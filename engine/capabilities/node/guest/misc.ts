@@ -34,22 +34,38 @@ delete (perf_hooks as Record<string, unknown>).default;
 type Timers = { setTimeout(fn: () => void, ms?: number): unknown; clearTimeout(t: unknown): void; setImmediate(fn: () => void): unknown };
 const timers = () => require('timers') as Timers;
 
-function abortable<T>(signal: { aborted: boolean; reason: unknown; addEventListener(t: string, f: () => void, o?: object): void } | undefined, start: (resolve: (v: T) => void) => unknown, cancel: (handle: unknown) => void): Promise<T> {
+function abortable<T>(
+  signal: { aborted: boolean; reason: unknown; addEventListener(t: string, f: () => void, o?: object): void } | undefined,
+  start: (resolve: (v: T) => void) => unknown,
+  cancel: (handle: unknown) => void,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const handle = start(resolve);
-    signal?.addEventListener('abort', () => {
-      cancel(handle);
-      reject(signal.reason);
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        cancel(handle);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 
 export const timersPromises = {
   setTimeout: <T>(ms?: number, value?: T, options: { signal?: never } = {}) =>
-    abortable<T>(options.signal, (resolve) => timers().setTimeout(() => resolve(value as T), ms), (h) => timers().clearTimeout(h)),
+    abortable<T>(
+      options.signal,
+      (resolve) => timers().setTimeout(() => resolve(value as T), ms),
+      (h) => timers().clearTimeout(h),
+    ),
   setImmediate: <T>(value?: T, options: { signal?: never } = {}) =>
-    abortable<T>(options.signal, (resolve) => timers().setImmediate(() => resolve(value as T)), (h) => timers().clearTimeout(h)),
+    abortable<T>(
+      options.signal,
+      (resolve) => timers().setImmediate(() => resolve(value as T)),
+      (h) => timers().clearTimeout(h),
+    ),
   async *setInterval<T>(ms?: number, value?: T) {
     for (;;) {
       await new Promise((resolve) => timers().setTimeout(resolve as () => void, ms));

@@ -15,7 +15,13 @@ const isIPv4 = (s: unknown) => typeof s === 'string' && /^(25[0-5]|2[0-4]\d|1\d\
 const isIPv6 = (s: unknown) => typeof s === 'string' && s.includes(':') && /^[0-9a-fA-F:.]+$/.test(s) && (s.match(/::/g)?.length ?? 0) <= 1;
 
 export const child_process = module('child_process', ['exec', 'execFile', 'execFileSync', 'execSync', 'fork', 'spawn', 'spawnSync'], ['ChildProcess']);
-export const cluster = module('cluster', ['fork', 'setupPrimary', 'setupMaster', 'disconnect', 'on', 'once'], ['Worker'], { isMaster: true, isPrimary: true, isWorker: false, workers: {}, settings: {} });
+export const cluster = module('cluster', ['fork', 'setupPrimary', 'setupMaster', 'disconnect', 'on', 'once'], ['Worker'], {
+  isMaster: true,
+  isPrimary: true,
+  isWorker: false,
+  workers: {},
+  settings: {},
+});
 export const dgram = module('dgram', ['createSocket'], ['Socket']);
 type Address = { address: string; family: number };
 /**
@@ -46,15 +52,30 @@ async function lookupPromise(hostname: unknown, options?: unknown): Promise<Addr
   return typeof options === 'object' && options !== null && (options as { all?: unknown }).all === true ? [found] : found;
 }
 
-export const dnsPromises = module('dns.promises', ['lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveTxt', 'resolveSrv', 'reverse'], ['Resolver'], { lookup: lookupPromise });
-export const dns = module('dns', ['lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveTxt', 'resolveSrv', 'reverse', 'setServers', 'getServers'], ['Resolver'], { promises: dnsPromises, lookup });
+export const dnsPromises = module(
+  'dns.promises',
+  ['lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveTxt', 'resolveSrv', 'reverse'],
+  ['Resolver'],
+  { lookup: lookupPromise },
+);
+export const dns = module(
+  'dns',
+  ['lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCname', 'resolveMx', 'resolveNs', 'resolveTxt', 'resolveSrv', 'reverse', 'setServers', 'getServers'],
+  ['Resolver'],
+  { promises: dnsPromises, lookup },
+);
 export const domain = module('domain', ['create'], ['Domain']);
 export const http2 = module('http2', ['connect', 'createServer', 'createSecureServer'], ['Http2ServerRequest', 'Http2ServerResponse'], { constants: {} });
 export const inspector = module('inspector', ['open', 'close', 'url', 'waitForDebugger'], ['Session'], { console: (globalThis as unknown as Record<string, unknown>).console });
 export const readline = module('readline', ['createInterface', 'clearLine', 'clearScreenDown', 'cursorTo', 'moveCursor', 'emitKeypressEvents'], ['Interface']);
 export const repl = module('repl', ['start'], ['REPLServer']);
 export const trace_events = module('trace_events', ['createTracing', 'getEnabledCategories']);
-export const v8 = module('v8', ['getHeapStatistics', 'getHeapSpaceStatistics', 'getHeapSnapshot', 'writeHeapSnapshot', 'setFlagsFromString', 'serialize', 'deserialize', 'takeCoverage', 'stopCoverage'], ['Serializer', 'Deserializer'], { cachedDataVersionTag: () => 0 });
+export const v8 = module(
+  'v8',
+  ['getHeapStatistics', 'getHeapSpaceStatistics', 'getHeapSnapshot', 'writeHeapSnapshot', 'setFlagsFromString', 'serialize', 'deserialize', 'takeCoverage', 'stopCoverage'],
+  ['Serializer', 'Deserializer'],
+  { cachedDataVersionTag: () => 0 },
+);
 export const vm = module('vm', ['createContext', 'isContext', 'runInContext', 'runInNewContext', 'runInThisContext', 'compileFunction', 'measureMemory'], ['Script', 'Module', 'SourceTextModule']);
 export const wasi = module('wasi', [], ['WASI']);
 export const worker_threads = module('worker_threads', ['markAsUntransferable', 'moveMessagePortToContext', 'receiveMessageOnPort', 'getEnvironmentData', 'setEnvironmentData'], ['Worker'], {

@@ -24,8 +24,13 @@ util.isDeepStrictEqual = (a: unknown, b: unknown): boolean => {
   }
 };
 for (const name of ['TextEncoder', 'TextDecoder']) Object.defineProperty(util, name, { enumerable: true, get: () => g[name] });
-util.stripVTControlCharacters = (text: string) => String(text).replace(/[\u001b\u009b][[\]()#;?]*(?:(?:(?:[a-zA-Z\d]*(?:;[a-zA-Z\d]*)*)?\u0007)|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-ORZcf-nqry=><]))/g, '');
-util.toUSVString = (text: string) => String(text).toWellFormed?.() ?? String(text).replace(/[\ud800-\udfff]/g, (c, i, s: string) => (/[\ud800-\udbff]/.test(c) && /[\udc00-\udfff]/.test(s[i + 1] ?? '')) || (/[\udc00-\udfff]/.test(c) && /[\ud800-\udbff]/.test(s[i - 1] ?? '')) ? c : '\ufffd');
+util.stripVTControlCharacters = (text: string) =>
+  String(text).replace(/[\u001b\u009b][[\]()#;?]*(?:(?:(?:[a-zA-Z\d]*(?:;[a-zA-Z\d]*)*)?\u0007)|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-ORZcf-nqry=><]))/g, '');
+util.toUSVString = (text: string) =>
+  String(text).toWellFormed?.() ??
+  String(text).replace(/[\ud800-\udfff]/g, (c, i, s: string) =>
+    (/[\ud800-\udbff]/.test(c) && /[\udc00-\udfff]/.test(s[i + 1] ?? '')) || (/[\udc00-\udfff]/.test(c) && /[\ud800-\udbff]/.test(s[i - 1] ?? '')) ? c : '\ufffd',
+  );
 util.formatWithOptions = (_options: unknown, ...args: unknown[]) => (utilPackage.default as unknown as { format(...a: unknown[]): string }).format(...args);
 util.styleText = (_format: unknown, text: string) => String(text);
 util.aborted = (signal: { aborted: boolean; addEventListener(t: string, f: () => void, o?: object): void }) =>

@@ -143,12 +143,14 @@ export class Socket {
     if (this.#moved || this.#done) throw new TypeError('startTls() was called already, or the socket is closed');
     this.#moved = true;
     const servername = options.expectedServerHostname ?? this.#hostname;
-    const upgraded = this.#id.then((id) => internal.op('tcpUpgrade', JSON.stringify({ id, tls: { servername } }))).then(
-      (answer) => JSON.parse(answer.payload) as SocketOpened,
-      (err: unknown) => {
-        throw failure(err);
-      },
-    );
+    const upgraded = this.#id
+      .then((id) => internal.op('tcpUpgrade', JSON.stringify({ id, tls: { servername } })))
+      .then(
+        (answer) => JSON.parse(answer.payload) as SocketOpened,
+        (err: unknown) => {
+          throw failure(err);
+        },
+      );
     this.#finish(undefined);
     return new Socket(upgraded, servername, 'on', true, false);
   }
@@ -165,11 +167,12 @@ export function connect(address: unknown, options: SocketOptions = {}): Socket {
   const { hostname, port } = addressOf(address);
   const secureTransport = options.secureTransport ?? 'off';
   if (!['off', 'on', 'starttls'].includes(secureTransport)) throw new TypeError(`connect: secureTransport must be 'off', 'on' or 'starttls', got ${JSON.stringify(secureTransport)}`);
-  const opened = internal
-    .op('tcpConnect', JSON.stringify({ hostname, port, ...(secureTransport === 'on' ? { tls: {} } : {}) }))
-    .then((answer) => JSON.parse(answer.payload) as SocketOpened, (err: unknown) => {
+  const opened = internal.op('tcpConnect', JSON.stringify({ hostname, port, ...(secureTransport === 'on' ? { tls: {} } : {}) })).then(
+    (answer) => JSON.parse(answer.payload) as SocketOpened,
+    (err: unknown) => {
       throw failure(err);
-    });
+    },
+  );
   return new Socket(opened, hostname, secureTransport, false, options.allowHalfOpen === true);
 }
 

@@ -63,7 +63,8 @@ export function tlsRequest(options: ConnectOptions): TlsRequest {
   for (const key of ['key', 'cert', 'pfx', 'passphrase']) {
     if (options[key] !== undefined) throw Object.assign(new Error(`tls: client certificates (${key}) are not offered by islet`), { code: 'ERR_METHOD_NOT_IMPLEMENTED' });
   }
-  const ca = options.ca === undefined ? [] : (Array.isArray(options.ca) ? options.ca : [options.ca]).map((c) => (typeof c === 'string' ? c : Buffer.isBuffer(c) ? (c as Bytes).toString('utf8') : String(c)));
+  const ca =
+    options.ca === undefined ? [] : (Array.isArray(options.ca) ? options.ca : [options.ca]).map((c) => (typeof c === 'string' ? c : Buffer.isBuffer(c) ? (c as Bytes).toString('utf8') : String(c)));
   const alpn = Array.isArray(options.ALPNProtocols) ? options.ALPNProtocols.map((p) => (typeof p === 'string' ? p : (p as Bytes).toString('utf8'))) : [];
   return {
     ...(typeof options.servername === 'string' && options.servername !== '' ? { servername: options.servername } : {}),
@@ -174,7 +175,12 @@ export class Socket extends Duplex {
     if (this.#state === 'open') go();
     else if (this.#state === 'connecting') this.#waiting.push(() => go());
     else if (this.#state === 'moved') fail(Object.assign(new Error('this socket was upgraded to TLS: use the socket tls.connect() answered'), { code: 'ERR_SOCKET_CLOSED' }));
-    else fail(Object.assign(new Error(this.#state === 'idle' ? 'the socket is not connected (call connect() first)' : 'This socket has been ended by the other party'), { code: this.#state === 'idle' ? 'ERR_SOCKET_NOT_CONNECTED' : 'EPIPE' }));
+    else
+      fail(
+        Object.assign(new Error(this.#state === 'idle' ? 'the socket is not connected (call connect() first)' : 'This socket has been ended by the other party'), {
+          code: this.#state === 'idle' ? 'ERR_SOCKET_NOT_CONNECTED' : 'EPIPE',
+        }),
+      );
   }
 
   _read(): void {
@@ -402,7 +408,8 @@ function tlsConnect(...args: unknown[]): TLSSocket {
   const socket = new TLSSocket(options.socket);
   if (callback) socket.once('secureConnect', callback);
   if (options.socket !== undefined) {
-    if (!(options.socket instanceof Socket) || options.socket instanceof TLSSocket) throw Object.assign(new TypeError('tls.connect: options.socket must be an open net.Socket of this function'), { code: 'ERR_INVALID_ARG_TYPE' });
+    if (!(options.socket instanceof Socket) || options.socket instanceof TLSSocket)
+      throw Object.assign(new TypeError('tls.connect: options.socket must be an open net.Socket of this function'), { code: 'ERR_INVALID_ARG_TYPE' });
     moveTo(options.socket, socket, tls);
   } else {
     socket.connect(options);

@@ -6,7 +6,6 @@ import { concat, zlibBytes, zlibBytesConsumed } from '../../zlib/guest/zlib-nati
 
 export * from 'web-streams-polyfill';
 
-
 const FORMATS = ['gzip', 'deflate', 'deflate-raw'] as const;
 type Format = (typeof FORMATS)[number];
 type Transformer<I, O> = ConstructorParameters<typeof TransformStream<I, O>>[0];

@@ -17,8 +17,19 @@ export function makeCrypto(hostRandom: HostBridge['random']): unknown {
   };
   return {
     getRandomValues<T extends ArrayBufferView>(array: T): T {
-      if (!(array instanceof Int8Array || array instanceof Uint8Array || array instanceof Uint8ClampedArray || array instanceof Int16Array ||
-        array instanceof Uint16Array || array instanceof Int32Array || array instanceof Uint32Array || array instanceof BigInt64Array || array instanceof BigUint64Array)) {
+      if (
+        !(
+          array instanceof Int8Array ||
+          array instanceof Uint8Array ||
+          array instanceof Uint8ClampedArray ||
+          array instanceof Int16Array ||
+          array instanceof Uint16Array ||
+          array instanceof Int32Array ||
+          array instanceof Uint32Array ||
+          array instanceof BigInt64Array ||
+          array instanceof BigUint64Array
+        )
+      ) {
         throw new TypeError('The data argument must be an integer-type TypedArray');
       }
       if (array.byteLength > 65536) {

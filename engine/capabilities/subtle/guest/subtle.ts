@@ -182,7 +182,13 @@ export class SubtleCrypto {
 
   async deriveKey(algorithm: unknown, baseKey: CryptoKey, derivedKeyAlgorithm: unknown, extractable: boolean, usages: string[]): Promise<CryptoKey> {
     const parts = new Parts();
-    const payload = { algorithm: parts.params(algorithm), key: parts.key(useKey(baseKey, 'deriveKey')), derivedKeyAlgorithm: parts.params(derivedKeyAlgorithm), extractable: Boolean(extractable), usages: [...usages] };
+    const payload = {
+      algorithm: parts.params(algorithm),
+      key: parts.key(useKey(baseKey, 'deriveKey')),
+      derivedKeyAlgorithm: parts.params(derivedKeyAlgorithm),
+      extractable: Boolean(extractable),
+      usages: [...usages],
+    };
     const { json, bytes } = await call('deriveKey', payload, parts);
     return keyFrom(json, bytes);
   }

@@ -14,10 +14,18 @@ interface TimerEntry {
 /** Node-style timer handle: usable as a number, with the ref/unref methods libraries call. */
 class Timeout {
   constructor(readonly id: number) {}
-  ref(): this { return this; }
-  unref(): this { return this; }
-  hasRef(): boolean { return true; }
-  [Symbol.toPrimitive](): number { return this.id; }
+  ref(): this {
+    return this;
+  }
+  unref(): this {
+    return this;
+  }
+  hasRef(): boolean {
+    return true;
+  }
+  [Symbol.toPrimitive](): number {
+    return this.id;
+  }
 }
 
 export interface Timers {
@@ -58,7 +66,11 @@ export function makeTimers(hostTimer: HostBridge['timer'], reportError: (err: un
       clearImmediate: clear,
       queueMicrotask: (fn: unknown) => {
         if (typeof fn !== 'function') throw new TypeError('The "callback" argument must be of type function');
-        promiseThen(promiseThen(promiseResolve(undefined), () => (fn as () => void)()), undefined, reportError);
+        promiseThen(
+          promiseThen(promiseResolve(undefined), () => (fn as () => void)()),
+          undefined,
+          reportError,
+        );
       },
     },
     fire(id: number): void {

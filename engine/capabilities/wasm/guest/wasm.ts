@@ -215,7 +215,9 @@ export function guardedWebAssembly(native: Native, limitMb: () => number, memori
     const room = MAXIMUMS_IN_LIMITS * capPages() - memories.maxPages();
     const maximum = Math.min(declaredMaximum === undefined ? capPages() : declaredMaximum, capPages(), room);
     if (maximum < initial) {
-      throw new RangeError(`WebAssembly memories alive could grow to ${mb(memories.maxPages() + initial)} MB together, over ${MAXIMUMS_IN_LIMITS} times the function's memory limit of ${limitMb()} MB`);
+      throw new RangeError(
+        `WebAssembly memories alive could grow to ${mb(memories.maxPages() + initial)} MB together, over ${MAXIMUMS_IN_LIMITS} times the function's memory limit of ${limitMb()} MB`,
+      );
     }
     // A descriptor without a prototype: V8 reads `shared` (and the index type) from it, which
     // Object.prototype could otherwise answer.
@@ -247,7 +249,7 @@ export function guardedWebAssembly(native: Native, limitMb: () => number, memori
     if (!new.target) throw new TypeError("WebAssembly.Memory must be invoked with 'new'");
     if (descriptor?.shared) throw new TypeError('WebAssembly.Memory(): shared memories are not available in islet functions');
     const initial = Number(descriptor?.initial);
-    if (!(initial >= 0)) throw new TypeError('WebAssembly.Memory(): Property \'initial\' is required');
+    if (!(initial >= 0)) throw new TypeError("WebAssembly.Memory(): Property 'initial' is required");
     if (initial > capPages()) throw new RangeError(`WebAssembly.Memory(): ${initial} pages are over the function's memory limit of ${limitMb()} MB`);
     return newMemory(initial, descriptor?.maximum === undefined ? undefined : Number(descriptor.maximum));
   }

@@ -75,7 +75,13 @@ const timeOrigin = Date.now();
 const entries: PerformanceEntry[] = [];
 
 export class PerformanceEntry {
-  constructor(readonly name: string, readonly entryType: string, readonly startTime: number, readonly duration: number, readonly detail: unknown = null) {}
+  constructor(
+    readonly name: string,
+    readonly entryType: string,
+    readonly startTime: number,
+    readonly duration: number,
+    readonly detail: unknown = null,
+  ) {}
   toJSON() {
     return { name: this.name, entryType: this.entryType, startTime: this.startTime, duration: this.duration, detail: this.detail };
   }
@@ -99,7 +105,7 @@ export class Performance {
     return mark;
   }
   measure(name: string, start?: string | { start?: number | string; end?: number | string }, end?: string): PerformanceMeasure {
-    const at = (ref: unknown, fallback: number) => (typeof ref === 'number' ? ref : typeof ref === 'string' ? [...entries].reverse().find((e) => e.name === ref)?.startTime ?? fallback : fallback);
+    const at = (ref: unknown, fallback: number) => (typeof ref === 'number' ? ref : typeof ref === 'string' ? ([...entries].reverse().find((e) => e.name === ref)?.startTime ?? fallback) : fallback);
     const from = typeof start === 'object' ? at(start.start, 0) : at(start, 0);
     const to = typeof start === 'object' ? at(start.end, this.now()) : at(end, this.now());
     const measure = new PerformanceMeasure(name, 'measure', from, to - from);
@@ -135,4 +141,3 @@ export class Navigator {
   readonly onLine = true;
 }
 export const navigator = new Navigator();
-

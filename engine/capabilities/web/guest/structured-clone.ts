@@ -22,13 +22,20 @@ export function structuredCopy(value: unknown, fail: (message: string) => Error)
     };
     const tag = tagOf(v);
     switch (tag) {
-      case 'Boolean': return keep(Object(Boolean.prototype.valueOf.call(v)));
-      case 'Number': return keep(Object(Number.prototype.valueOf.call(v)));
-      case 'String': return keep(Object(String.prototype.valueOf.call(v)));
-      case 'BigInt': return keep(Object(BigInt.prototype.valueOf.call(v)));
-      case 'Date': return keep(new Date(Date.prototype.getTime.call(v)));
-      case 'RegExp': return keep(new RegExp((v as RegExp).source, (v as RegExp).flags));
-      case 'ArrayBuffer': return keep((v as ArrayBuffer).slice(0));
+      case 'Boolean':
+        return keep(Object(Boolean.prototype.valueOf.call(v)));
+      case 'Number':
+        return keep(Object(Number.prototype.valueOf.call(v)));
+      case 'String':
+        return keep(Object(String.prototype.valueOf.call(v)));
+      case 'BigInt':
+        return keep(Object(BigInt.prototype.valueOf.call(v)));
+      case 'Date':
+        return keep(new Date(Date.prototype.getTime.call(v)));
+      case 'RegExp':
+        return keep(new RegExp((v as RegExp).source, (v as RegExp).flags));
+      case 'ArrayBuffer':
+        return keep((v as ArrayBuffer).slice(0));
       case 'DataView': {
         const view = v as DataView;
         return keep(new DataView(clone(view.buffer) as ArrayBuffer, view.byteOffset, view.byteLength));

@@ -115,7 +115,8 @@ export class WebSocket extends EventTarget {
 
   send(data: unknown): void {
     const end = endOf(this);
-    if (!end.accepted) throw new DOMException(end.side === 'client' ? 'the client end of a WebSocketPair is for the client: send on the server end' : 'call accept() before send()', 'InvalidStateError');
+    if (!end.accepted)
+      throw new DOMException(end.side === 'client' ? 'the client end of a WebSocketPair is for the client: send on the server end' : 'call accept() before send()', 'InvalidStateError');
     if (this.readyState !== OPEN) throw new DOMException("Can't call WebSocket send() after close()", 'InvalidStateError');
     internal.socket(end.pair.key, SocketOp.send, messageData(data));
   }

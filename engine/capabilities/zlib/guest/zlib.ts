@@ -21,8 +21,15 @@ type Callback = (err: Error | null, result?: Uint8Array) => void;
 
 const OPS = ['gzip', 'gunzip', 'deflate', 'inflate', 'deflateRaw', 'inflateRaw', 'unzip', 'brotliCompress', 'brotliDecompress'] as const satisfies readonly ZlibMethod[];
 const CLASSES: Record<string, (typeof OPS)[number]> = {
-  Gzip: 'gzip', Gunzip: 'gunzip', Deflate: 'deflate', Inflate: 'inflate', DeflateRaw: 'deflateRaw', InflateRaw: 'inflateRaw', Unzip: 'unzip',
-  BrotliCompress: 'brotliCompress', BrotliDecompress: 'brotliDecompress',
+  Gzip: 'gzip',
+  Gunzip: 'gunzip',
+  Deflate: 'deflate',
+  Inflate: 'inflate',
+  DeflateRaw: 'deflateRaw',
+  InflateRaw: 'inflateRaw',
+  Unzip: 'unzip',
+  BrotliCompress: 'brotliCompress',
+  BrotliDecompress: 'brotliDecompress',
 };
 
 function bytesOf(input: Input): Uint8Array {
