@@ -8,6 +8,8 @@ export interface ResponseState {
   aborted: boolean;
   /** Called when the client goes away, for a response still being written (a stream). */
   onAbort?: () => void;
+  /** A streamed answer waits for the client to take what was written (true), or goes on (false). */
+  onWriteWait?: (waiting: boolean) => void;
 }
 
 const statusLines: string[] = [];
