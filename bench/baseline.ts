@@ -31,6 +31,22 @@ function parseQuery(raw: string): Record<string, string> {
 const uws = loadUws();
 uws
   .App()
+  // The bare relay (bench/io.ts): each chunk of the request's body written back as it comes (uWS
+  // holds what the client has not taken yet; pausing the socket would stop its sends too).
+  .post('/relay', (res) => {
+    let aborted = false;
+    res.onAborted(() => (aborted = true));
+    res.cork(() => res.writeStatus('200 OK').writeHeader('content-type', 'application/octet-stream'));
+    res.onData((chunk, last) => {
+      if (aborted) return;
+      res.cork(() => {
+        res.write(chunk);
+        if (last) res.end();
+      });
+    });
+  })
+  // The bare WebSocket echo (bench/io.ts).
+  .ws('/echo', { message: (ws, message, isBinary) => void ws.send(message, isBinary) })
   .any('/v2/run/*', (res, req) => {
     const name = req.getUrl().split('/')[4] ?? '';
     const key = req.getHeader('x-service-api-key');

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { SERVER_V8_FLAGS } from '../engine/node-flags';
 import { countingCostUs } from './counting-cost';
+import { IO_TARGETS, runIoScenarios } from './io';
 import { rssMb, startProcess } from './process';
 import { pickTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load';
 import { tenKilobyteJson } from './payloads';
@@ -399,6 +400,10 @@ async function main(): Promise<void> {
       figures.py_cold_p50_ms = percentile(pyCold, 50);
       figures.py_cold_p99_ms = percentile(pyCold, 99);
     }
+
+    // 17-20, streams and WebSockets, on a server and a baseline of their own (bench/io.ts).
+    islet.child.kill('SIGKILL');
+    await runIoScenarios(quick, figures);
   } finally {
     islet.child.kill('SIGKILL');
     baseline.child.kill('SIGKILL');
@@ -426,6 +431,7 @@ async function main(): Promise<void> {
     ["hello p99 beside another account's heavy host work / unloaded", 'hostwork_p99_vs_warm', (f) => f.hostwork_p99_vs_warm! <= 3, '<= 3'],
     ['split at random: % of 10,000 calls on the 10% version', 'split_random_pct', (f) => Math.abs(f.split_random_pct! - 10) <= 2, '10 +- 2'],
     ['split by sticky key: % of 10,000 keys on it', 'split_sticky_pct', (f) => Math.abs(f.split_sticky_pct! - 10) <= 2, '10 +- 2'],
+    ...IO_TARGETS,
   ];
 
   console.log('\nfigure'.padEnd(34) + 'value');

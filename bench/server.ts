@@ -22,6 +22,8 @@ export interface BenchServerConfig {
   python: boolean;
   /** crunch: about 2 ms of computation per call (the scale-out scenario). */
   crunch?: boolean;
+  /** sse, relay, json and ws_echo: streams and WebSockets (bench/io.ts). */
+  io?: boolean;
   limits?: Partial<Limits>;
   /** A postgres:// store instead of a fresh data directory. */
   storeUrl?: string;
@@ -76,6 +78,12 @@ async function main(): Promise<void> {
     await node8('hungry', 'hungry');
   }
   if (config.crunch) await node8('crunch', 'crunch');
+  if (config.io) {
+    await node8('sse', 'sse');
+    await node8('relay', 'relay', { timeoutMs: 120_000 });
+    await node8('json', 'json', { timeoutMs: 60_000 });
+    await node8('ws_echo', 'wsEcho', { timeoutMs: 120_000 });
+  }
   if (config.floodRate !== undefined) {
     flood = await engine.createAccount();
     await engine.manage.setAccountLimits(flood.accountId, { ratePerSec: config.floodRate });

@@ -7,6 +7,13 @@ import { streamedBodyTooLarge, wholeBodyTooLarge, type RequestBody } from '../en
  * kernel's buffers fill and the client's sends wait until the function reads on.
  */
 const HIGH_WATER = 1024 * 1024;
+/**
+ * uWS's pause stops a socket both ways: a paused socket sends nothing more of an answer waiting
+ * for the client to take it (the 100 MB relay of the bench stalled at 11 MB). So while the answer
+ * waits to be written, the socket reads on, and up to this much of the body may wait for the
+ * function; past it the client is sending without reading the answer, and the body fails.
+ */
+const HOLD_LIMIT = 16 * HIGH_WATER;
 
 interface Waiting {
   resolve(chunk: Uint8Array | Buffer | undefined): void;
@@ -35,6 +42,8 @@ export class UwsRequestBody implements RequestBody {
   private released = false;
   private cancelled = false;
   private waiting: Waiting | undefined;
+  /** The answer waits for the client to take what was written: the socket may not be paused. */
+  private answerBlocked = false;
   /** The limit of a whole read once one was asked for (it holds the bytes until the end). */
   private wholeLimit = Number.POSITIVE_INFINITY;
 
@@ -71,13 +80,24 @@ export class UwsRequestBody implements RequestBody {
     }) as Promise<Buffer>;
   }
 
+  /**
+   * What is left is dropped as it comes. The socket is not paused: the answer (which says
+   * Connection: close) must still go out whole, and a paused socket sends only what fits at once.
+   */
   cancel(): void {
     if (this.cancelled) return;
     this.cancelled = true;
     this.chunks.length = 0;
     this.queued = 0;
-    if (!this.ended) this.pause();
+    this.resume(true);
     this.fail(new ServiceError('ERR_CLIENT_GONE', 'the call ended before its request body was read'));
+  }
+
+  /** The answer streams and waits for the client to take what was written (`blocked`), or goes on. */
+  answerWaits(blocked: boolean): void {
+    this.answerBlocked = blocked;
+    if (blocked) this.resume(true);
+    else if (this.queued >= HIGH_WATER && !this.ended) this.pause();
   }
 
   /** The client went away (uWS's onAborted): a reader's read fails; `res` is gone. */
@@ -100,6 +120,16 @@ export class UwsRequestBody implements RequestBody {
     }
     if (this.received > this.wholeLimit) {
       this.refuse(wholeBodyTooLarge(this.wholeLimit));
+      return;
+    }
+    // (A whole read holds every byte up to its own limit.)
+    if (this.queued + chunk.byteLength > HOLD_LIMIT && this.wholeLimit === Number.POSITIVE_INFINITY) {
+      this.fail(
+        new ServiceError(
+          'ERR_RESOURCE_LIMIT',
+          `${HOLD_LIMIT} bytes of the request body arrived ahead of the function's reading while its answer waited for the client: a client must read the answer it is sent`,
+        ),
+      );
       return;
     }
     if (chunk.byteLength > 0) {
@@ -174,13 +204,14 @@ export class UwsRequestBody implements RequestBody {
   }
 
   private pause(): void {
-    if (this.paused || this.released) return;
+    if (this.paused || this.released || this.answerBlocked) return;
     this.paused = true;
     this.res.pause();
   }
 
-  private resume(): void {
-    if (!this.paused || this.released || this.cancelled || this.failure) return;
+  /** Reads on (`always`: even a body that failed or was cancelled, for the answer's sake). */
+  private resume(always = false): void {
+    if (!this.paused || this.released || (!always && (this.cancelled || this.failure))) return;
     this.paused = false;
     this.res.resume();
   }

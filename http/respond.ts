@@ -10,6 +10,8 @@ export interface ResponseState {
   onAbort?: () => void;
   /** The answering server's connections: whether the answer closes its connection. */
   readonly connections: Connections;
+  /** A streamed answer waits for the client to take what was written (true), or goes on (false). */
+  onWriteWait?: (waiting: boolean) => void;
 }
 
 const statusLines: string[] = [];

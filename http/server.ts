@@ -250,6 +250,7 @@ function handleRun(engine: CallApi, res: HttpResponse, req: HttpRequest, counter
     }
     const body = (streamed = new UwsRequestBody(res, size, streamedRequestBodyBytes));
     call.body = body;
+    state.onWriteWait = (waiting) => body.answerWaits(waiting);
     engine.dispatch(call, (response) => {
       if (!body.complete) {
         // Answered while the body is still coming: the rest is not read, so the connection cannot carry another request.

@@ -41,11 +41,14 @@ export function writeStream(res: HttpResponse, state: ResponseState, stream: Bod
           ok = res.write(chunk);
         });
         if (ok) pump();
-        else
+        else {
+          state.onWriteWait?.(true);
           res.onWritable(() => {
+            state.onWriteWait?.(false);
             if (!state.aborted) pump();
             return true;
           });
+        }
       },
       () => {
         // The log line of the call says why (the engine's observer); the client sees the body cut.

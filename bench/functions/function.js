@@ -32,3 +32,36 @@ const zlib = require('zlib');
 const noise = crypto.randomBytes(512 * 1024);
 let turn = 0;
 exports.heavy = () => (turn++ % 2 === 0 ? zlib.brotliCompressSync(noise).length : crypto.pbkdf2Sync('password', 'salt', 500_000, 32, 'sha256').length);
+
+// Streams and WebSockets (bench/io.ts), fetch style.
+// One Server-Sent Event: as a stream (?mode=stream), or the same text as a whole answer.
+exports.sse = {
+  fetch(request) {
+    const event = 'data: hello\n\n';
+    const headers = { 'content-type': 'text/event-stream' };
+    if (new URL(request.url).searchParams.get('mode') !== 'stream') return new Response(event, { headers });
+    const bytes = new TextEncoder().encode(event);
+    return new Response(new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) }), { headers });
+  },
+};
+
+// The request's body back as it comes.
+exports.relay = { fetch: (request) => new Response(request.body, { headers: { 'content-type': 'application/octet-stream' } }) };
+
+// request.json() of a large body: as post does with its parsed body.
+exports.json = {
+  async fetch(request) {
+    const body = await request.json();
+    return Response.json({ items: Array.isArray(body.items) ? body.items.length : 0, id: body.id });
+  },
+};
+
+// Each WebSocket message back.
+exports.wsEcho = {
+  fetch() {
+    const [client, server] = Object.values(new WebSocketPair());
+    server.accept();
+    server.addEventListener('message', (event) => server.send(event.data));
+    return new Response(null, { status: 101, webSocket: client });
+  },
+};

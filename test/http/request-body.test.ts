@@ -130,6 +130,34 @@ t.test('a 20 MB upload streamed through a function of 128 MB and echoed back as 
   t.ok(await eventually(() => inflight(s, 'echo') === 0, 10_000), 'the call is over');
 });
 
+t.test('an echo whose client reads late: answer and upload wait for each other, and both finish', async (t) => {
+  // uWS pauses a socket both ways: a body paused for backpressure while the answer waited for the
+  // client to read it stopped both for good.
+  const bytes = randomBytes(12 * MiB);
+  const req = post(s, 'echo', bytes.length);
+  let size = 0;
+  const answered = responseOf(req).then(async (res) => {
+    res.pause();
+    // Not read until the upload has been held back a few times: the answer's writes back up meanwhile.
+    await eventually(() => held >= 4, 20_000);
+    res.resume();
+    for await (const chunk of res) size += (chunk as Buffer).length;
+    return res.statusCode;
+  });
+  let held = 0;
+  void (async () => {
+    for (let at = 0; at < bytes.length; at += 256 * 1024) {
+      if (!req.write(bytes.subarray(at, at + 256 * 1024))) {
+        held++;
+        await new Promise((resolve) => req.once('drain', resolve));
+      }
+    }
+    req.end();
+  })();
+  t.equal(await within(answered, 120_000, 'the echo read late'), 200);
+  t.equal(size, bytes.length, 'every byte came back');
+});
+
 t.test('a client that goes away mid-body: the read fails, the call ends, nothing is left behind', async (t) => {
   const req = post(s, 'counter', 10 * MiB);
   req.write(randomBytes(MiB));
