@@ -15,6 +15,9 @@ let s: TestServer;
 
 const BODIES = `
 import hashlib
+import sys
+
+_kept = []
 
 def handler(body, req):
     do = req.query.get('do')
@@ -60,6 +63,22 @@ def handler(body, req):
             print('the read failed after %d bytes: %s: %s' % (size, error.code, error))
             raise
         return {'bytes': size}
+    if do == 'keep':
+        # Keeps the request past its call, without reading its body.
+        _kept.append(req)
+        return {'kept': True}
+    if do == 'late':
+        late = forged = None
+        try:
+            _kept.pop().stream.read(10)
+        except OSError as error:
+            late = error.code
+        try:
+            # islet's own host operation, which user code can reach, with an id no call of this instance has.
+            sys.modules['_islet_net'].host_op('bodyRead', '{"id": 424242}', None)
+        except Exception as error:
+            forged = error.code
+        return {'late': late, 'forged': forged}
     if do == 'argument':
         return {'name': (body or {}).get('name')}
     return {'unknown': do}
@@ -198,4 +217,11 @@ t.test('a client that goes away mid-body fails the read (ERR_CLIENT_GONE); one t
   const small = JSON.stringify({ items: [1] });
   const after = await s.call('bodies_short', { query: 'do=whole', body: small });
   t.same(await after.json(), { bytes: small.length, items: 1 }, 'the function serves on');
+});
+
+t.test('probes: a stream kept past its call reads nothing, and a forged body id reaches nothing', async (t) => {
+  const kept = await s.call('bodies', { query: 'do=keep', body: randomBytes(2 * MiB) });
+  t.same(await kept.json(), { kept: true });
+  const late = await s.call('bodies', { query: 'do=late', body: '{}' });
+  t.same(await late.json(), { late: 'ERR_BODY_GONE', forged: 'ERR_BODY_GONE' });
 });
