@@ -11,6 +11,7 @@ import { newRequestId } from './request-id';
 import type { CallInput, CallOutcome, Instance } from './runtime';
 import { isBodyStream, readWhole, watchStream } from './body-stream';
 import { isRequestBody, streamedBodyTooLarge, wholeBodyTooLarge } from './request-body';
+import { wholeOrStream } from './whole-or-stream';
 import type { FunctionStats } from './stats/function-stats';
 import type { AsyncRequest } from './jobs/background';
 import type { RunOutcome } from './jobs/runner';
@@ -267,9 +268,12 @@ export class Engine extends EngineParts implements EngineApi {
       } else start(acquired);
     };
     const body = input.body;
-    if (isRequestBody(body) && this.runtimes.get(manifest.runtime)?.readsBodyStreams !== true) {
-      // Python takes its body whole: read before an instance is asked for (the upload is not the handler's time).
-      body.whole(this.limits.requestBodyBytes).then(
+    const streams = this.runtimes.get(manifest.runtime)?.readsBodyStreams;
+    if (isRequestBody(body) && streams !== true) {
+      // Python takes its body whole, read before an instance is asked for (the upload is not the
+      // handler's time), or as a stream past the limit of a body read whole.
+      const limit = this.limits.requestBodyBytes;
+      (streams === 'past-whole-limit' ? wholeOrStream(body, limit) : body.whole(limit)).then(
         (whole) => {
           input.body = whole;
           acquire();

@@ -37,11 +37,11 @@ export function isRequestBody(body: unknown): body is RequestBody {
 export const WHOLE_LIMIT_SETTING = '--max-body-mb';
 export const STREAM_LIMIT_SETTING = '--max-stream-body-mb';
 
-/** A body read whole (`request.json()`, `text()`, `arrayBuffer()`, a seed handler's body, Python's) is over its limit. */
+/** A body read whole (`request.json()`, `text()`, `arrayBuffer()`, a seed handler's body, Python's `req.body`) is over its limit. */
 export function wholeBodyTooLarge(limit: number, size?: number): ServiceError {
   return new ServiceError(
     'ERR_PAYLOAD_TOO_LARGE',
-    `the request body${size === undefined ? '' : ` (${size} bytes)`} is over the limit of ${limit} bytes for a body read whole (${WHOLE_LIMIT_SETTING}); a node8 function that reads request.body as a stream may take up to the streamed limit (${STREAM_LIMIT_SETTING})`,
+    `the request body${size === undefined ? '' : ` (${size} bytes)`} is over the limit of ${limit} bytes for a body read whole (${WHOLE_LIMIT_SETTING}); a function that reads it as a stream (node8's request.body, Python's req.stream) may take up to the streamed limit (${STREAM_LIMIT_SETTING})`,
     { limit: WHOLE_LIMIT_SETTING },
   );
 }

@@ -82,8 +82,12 @@ export interface InstanceServices {
 }
 
 export interface Runtime {
-  /** Its instances' calls may be given a request body still arriving (node8); otherwise the engine reads each body whole first. */
-  readonly readsBodyStreams?: boolean;
+  /**
+   * Its instances' calls may be given a request body still arriving: always (node8), or only past
+   * the limit of a body read whole ('past-whole-limit', Python: engine/whole-or-stream.ts);
+   * otherwise the engine reads each body whole first.
+   */
+  readonly readsBodyStreams?: boolean | 'past-whole-limit';
   /** Loads a version into a fresh instance. Throws ERR_FUNCTION_FAILED when its code cannot load. */
   createInstance(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<Instance>;
   /** Deploy-time check of unpacked code; throws ERR_INVALID_FUNCTION naming file and line. Answers what it found out. */

@@ -29,7 +29,13 @@ export function installPythonBridge(isolate: ivm.Isolate, context: ivm.Context, 
       let reply: HostReply;
       try {
         const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
-        const answer = await runPythonOp(kind, payload, bytes, { services: target?.services, hostMemory: target?.hostMemory, files: bridge.files, timeoutMs: bridge.timeoutMs });
+        const answer = await runPythonOp(kind, payload, bytes, {
+          services: target?.services,
+          hostMemory: target?.hostMemory,
+          requestBodies: target?.requestBodies,
+          files: bridge.files,
+          timeoutMs: bridge.timeoutMs,
+        });
         reply = answer.body ? [true, answer.payload, toArrayBuffer(answer.body)] : [true, answer.payload];
       } catch (err) {
         reply = [false, hostErrorText(err)];

@@ -19,6 +19,8 @@ export interface PythonRuntimeOptions {
   defaultTimeoutMs: number;
   defaultMemoryMb: number;
   responseBodyBytes: number;
+  /** The limit of a body read whole (`req.body`); a larger one reaches the handler as a stream. */
+  requestBodyBytes: number;
   /** Where the memory snapshot is kept (made once, at first use). */
   cacheDir: string;
   /** Keep one interpreter booted ahead (see Limits.pythonSpare). */
@@ -45,6 +47,7 @@ const BOOT_TIMEOUT_MS = 30_000;
 
 /** python2/python3 functions: Pyodide booted from a memory snapshot inside an isolated-vm isolate. */
 export class PythonRuntime implements Runtime {
+  readonly readsBodyStreams = 'past-whole-limit';
   private assets: Promise<Assets> | undefined;
   /** One booted interpreter of the default size, ready (or booting) for the next cold start. */
   private spare: Promise<BlankIsolate> | undefined;
@@ -188,6 +191,7 @@ export class PythonRuntime implements Runtime {
       instance = new IsolateInstance(blank, {
         timeoutMs,
         responseBodyBytes: this.options.responseBodyBytes,
+        readsBodyStreams: { requestBodyBytes: this.options.requestBodyBytes },
         services,
         onDeath: (dead, catastrophic) => this.options.onInstanceDeath(dead, catastrophic),
         disposeOnTimeout: true,

@@ -102,6 +102,7 @@ export function defaultRuntimes(cacheDir: string): RuntimeRegistration[] {
           defaultTimeoutMs: limits.timeoutMs,
           defaultMemoryMb: limits.memoryMb,
           responseBodyBytes: limits.responseBodyBytes,
+          requestBodyBytes: limits.requestBodyBytes,
           cacheDir,
           keepSpare: limits.pythonSpare,
           onInstanceDeath,

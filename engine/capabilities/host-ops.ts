@@ -35,7 +35,7 @@ export interface OpScope {
   files: FunctionFiles | undefined;
   /** Response bodies of the instance's fetches still arriving (node8 reads them chunk by chunk). */
   egressBodies?: EgressBodies;
-  /** Request bodies its calls are still reading from their clients (node8). */
+  /** Request bodies its calls are still reading from their clients (node8; Python's past the limit of a body read whole). */
   requestBodies?: RequestBodies;
   /** The handler's timeout, which Python's operations may not outlast (node8's are bounded by the instance). */
   timeoutMs?: number;
@@ -70,6 +70,9 @@ const NODE8_HOSTS: Handlers<typeof NODE8_OPS> = {
 
 const PYTHON_HOSTS: Handlers<typeof PYTHON_OPS> = {
   fetch: fetchForPython,
+  bodyRead: readRequestBody,
+  bodyWhole: readWholeRequestBody,
+  bodyCancel: cancelRequestBody,
   invoke: invokeFunction,
   pbkdf2: hashlibOp('pbkdf2'),
   scrypt: hashlibOp('scrypt'),

@@ -40,5 +40,5 @@ export type OpKind = keyof typeof NODE8_OPS;
  * (isolated-vm's applySyncPromise on the bridge's `opSync`) while the host does the work; the
  * instance's timeout still bounds the wait.
  */
-export const PYTHON_OPS = { ...FETCH_OPS, ...INVOKE_OPS, ...HASHLIB_OPS, ...TZDATA_OPS, ...FILE_OPS };
+export const PYTHON_OPS = { ...FETCH_OPS, ...REQUEST_BODY_OPS, ...INVOKE_OPS, ...HASHLIB_OPS, ...TZDATA_OPS, ...FILE_OPS };
 export type SyncOpKind = keyof typeof PYTHON_OPS;

@@ -261,11 +261,12 @@ function pythonMessage(err: unknown): string {
   return lines[lines.length - 1] ?? text;
 }
 
-function call(meta: string, raw: string | ArrayBuffer | undefined, id: number): CallResult | 0 {
+/** `raw` is the body, or the id of one over the limit of a body read whole that Python reads as it arrives (runtime.py's _HostBody). */
+function call(meta: string, raw: string | ArrayBuffer | number | undefined, id: number): CallResult | 0 {
   current.requestId = requestIdOfMeta(meta);
   let result: unknown;
   try {
-    result = pyCall!(meta, raw === undefined ? undefined : typeof raw === 'string' ? raw : new Uint8Array(raw), id);
+    result = pyCall!(meta, raw === undefined || typeof raw === 'string' || typeof raw === 'number' ? raw : new Uint8Array(raw), id);
   } catch (err) {
     return { t: 'e', c: 'ERR_FUNCTION_FAILED', m: pythonMessage(err) };
   }
@@ -288,7 +289,7 @@ function toCallResult(result: unknown): CallResult {
 }
 
 /** Several calls in one entry (see the node8 sandbox's callMany); an async handler's entry is 0 until it delivers. */
-function callMany(metasArgument: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | undefined)[]): (CallResult | 0)[] {
+function callMany(metasArgument: string | [string], ids: string, ...bodies: (string | [string] | ArrayBuffer | number | undefined)[]): (CallResult | 0)[] {
   const metas = fromHost(metasArgument);
   // The host's second ask for a batch's answers (see RESEND_RESULTS): Python's are never lost that way.
   if (metas === RESEND_RESULTS) return [];

@@ -5,6 +5,7 @@ import asyncio
 import builtins
 import gc
 import importlib
+import io
 import json
 import os
 import random
@@ -51,21 +52,130 @@ class Request(object):
         self.scheduled = head[4] if len(head) > 4 else None
         self.query = _parse_query(raw_query)
         self._headers_json = headers_json
-        self.body = raw
+        if isinstance(raw, _HostBody):
+            # Over the limit of a body read whole: `body` is read on first use (and refused), `stream` as it comes.
+            self._streamed = raw
+        else:
+            self.body = raw
         self.request_id = request_id
         self.requestId = request_id
         self.env = _env
         self.request = self
 
     def __getattr__(self, name):
-        # Only for attributes not set yet: the headers are parsed on first read.
+        # Only for attributes not set yet: the headers are parsed, and the body's stream made, on first read.
         if name == 'headers':
             self.headers = json.loads(self.__dict__.pop('_headers_json'))
             return self.headers
+        streamed = self.__dict__.get('_streamed')
+        if name == 'body' and streamed is not None:
+            return streamed.whole()
+        if name == 'stream':
+            self.stream = io.BytesIO(self.body) if streamed is None else io.BufferedReader(streamed, _STREAM_BUFFER)
+            return self.stream
         raise AttributeError("'Request' object has no attribute '%s'" % name)
+
+    def iter_chunks(self):
+        """The body's bytes as they arrive (pieces of up to 1 MiB); a body read whole, in one piece."""
+        streamed = self.__dict__.get('_streamed')
+        if streamed is None:
+            if self.body:
+                yield self.body
+            return
+        while True:
+            chunk = streamed.next_chunk()
+            if chunk is None:
+                return
+            yield chunk
 
     def __repr__(self):
         return '<Request %s %s>' % (self.method, self.path)
+
+
+class RequestBodyError(OSError):
+    """A request body could not be read: over a limit (ERR_PAYLOAD_TOO_LARGE, and the call answers
+    413 whatever the handler does next), or its client went away (ERR_CLIENT_GONE)."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+# What `req.stream` holds of a streamed body ahead of the reads that ask less.
+_STREAM_BUFFER = 64 * 1024
+
+
+class _HostBody(io.RawIOBase):
+    """A request body still arriving, read from the host a chunk at a time (the request-body
+    capability's bodyRead: the thread waits for the next bytes, within the handler's timeout)."""
+
+    def __init__(self, body_id):
+        super().__init__()
+        self._payload = json.dumps({'id': body_id})
+        # The chunk being read by readinto, and how far.
+        self._chunk = b''
+        self._at = 0
+        self._ended = False
+
+    def readable(self):
+        return True
+
+    def next_chunk(self):
+        """The next bytes as the host has them (a piece of up to 1 MiB), or None at the end."""
+        if self._at < len(self._chunk):
+            rest = self._chunk[self._at:] if self._at else self._chunk
+            self._chunk, self._at = b'', 0
+            return rest
+        if self._ended:
+            return None
+        try:
+            _, data = _host_op('bodyRead', self._payload, None)
+        except HostError as error:
+            raise RequestBodyError(error.code, error.message) from None
+        if data is None:
+            self._ended = True
+        return data
+
+    def readinto(self, buffer):
+        if self._at >= len(self._chunk):
+            chunk = self.next_chunk()
+            if chunk is None:
+                return 0
+            self._chunk, self._at = chunk, 0
+        size = min(len(buffer), len(self._chunk) - self._at)
+        buffer[:size] = memoryview(self._chunk)[self._at:self._at + size]
+        self._at += size
+        return size
+
+    def whole(self):
+        """`req.body` of a body over the limit of a body read whole: the host refuses it (and so answers 413)."""
+        try:
+            text, data = _host_op('bodyWhole', self._payload, None)
+        except HostError as error:
+            raise RequestBodyError(error.code, error.message) from None
+        return data if data is not None else text.encode('utf-8')
+
+
+class _BodyOverLimit(object):
+    """The handler's first argument when the body is over the limit of a body read whole: any use
+    of it (truth, len, iteration, indexing, `.get`, str) reads `req.body`, which raises
+    RequestBodyError, and the call answers 413 as it did when such a body never reached the
+    handler. A handler that reads `req.stream` or `req.iter_chunks()` leaves it alone."""
+
+    def __init__(self, request):
+        object.__setattr__(self, '_request', request)
+
+    def _refuse(self, *args, **kwargs):
+        self._request.body
+        raise RequestBodyError('ERR_PAYLOAD_TOO_LARGE', 'the request body is over the limit of a body read whole')
+
+    __bool__ = __len__ = __iter__ = __contains__ = __getitem__ = __setitem__ = __eq__ = __str__ = __repr__ = _refuse
+
+    def __getattr__(self, name):
+        self._refuse()
+
+    __hash__ = None
 
 
 def _parse_query(raw):
@@ -326,23 +436,29 @@ def _settled(call_id, task):
 def _islet_call(meta, raw, call_id):
     # ["<request id>","<method>","<path>","<raw query>"], a tab, the headers' JSON (callMeta in instance.ts)
     head, _, headers_json = meta.partition('\t')
-    if raw is None:
-        data = b''
-    elif isinstance(raw, str):
-        data = raw.encode('utf-8')
+    if isinstance(raw, (int, float)):
+        # The id of a body over the limit of a body read whole, still arriving (engine/whole-or-stream.ts).
+        request = Request(json.loads(head), headers_json, _HostBody(int(raw)))
+        body = _BodyOverLimit(request)
     else:
-        data = raw.to_bytes()
-    if not data:
-        body = {}
-    elif isinstance(raw, str):
-        try:
-            body = json.loads(raw)
-        except ValueError:
+        if raw is None:
+            data = b''
+        elif isinstance(raw, str):
+            data = raw.encode('utf-8')
+        else:
+            data = raw.to_bytes()
+        if not data:
+            body = {}
+        elif isinstance(raw, str):
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+        else:
             body = None
-    else:
-        body = None
+        request = Request(json.loads(head), headers_json, data)
     try:
-        result = _handler(body, Request(json.loads(head), headers_json, data))
+        result = _handler(body, request)
         if type(result) is not str and asyncio.iscoroutine(result):
             # An async handler: its task runs on Pyodide's event loop, whose callbacks run on islet's
             # timers, and its result is delivered when it settles (0 tells the host to wait for it).

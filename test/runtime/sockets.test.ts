@@ -39,10 +39,10 @@ function listen(onConnection: (socket: Socket) => void): Promise<{ port: number;
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, connections })));
 }
 
-/** Waits until `condition` holds (a generous deadline: the machine may be loaded). */
-async function until(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
+/** Waits until `condition` holds (a generous deadline: the machine may be loaded), calling `refresh` before each look. */
+async function until(condition: () => boolean, what: string, ms = 20_000, refresh?: () => Promise<void>): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!condition()) {
+  for (await refresh?.(); !condition(); await refresh?.()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -210,6 +210,35 @@ export default {
 };
 `;
 
+const BACKGROUND = `
+import net from 'node:net';
+const once = (emitter, event) => new Promise((resolve, reject) => { emitter.once(event, resolve); if (event !== 'error') emitter.once('error', reject); });
+const records = {};
+export default {
+  async fetch(request, env, ctx) {
+    const { step, port, key } = await request.json();
+    if (step === 'record') return Response.json(records[key] ?? null);
+    const record = (records[key] = { events: [] });
+    ctx.waitUntil((async () => {
+      // After the answer went out: a socket of the waitUntil work's own.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', (err) => record.events.push('error ' + err.code));
+      socket.on('close', () => record.events.push('close'));
+      await once(socket, 'connect');
+      socket.write('ping');
+      record.events.push('got ' + (await once(socket, 'data')));
+      // Holds on (until its timeout, for 'hang'), or until the server's word long after the answer.
+      if (step === 'hang') await new Promise(() => undefined);
+      record.events.push('got ' + (await once(socket, 'data')));
+      socket.write('done');
+      // Ends with the socket still open: the host closes it as the work ends.
+    })());
+    return new Response('answered');
+  },
+};
+`;
+
 t.before(async () => {
   s = await startTestServer({ engine: { allowPrivateEgress: true }, limits: { maxInstancesPerVersion: 1, sockets: { ...SOCKET_LIMITS, socketsPerInstance: 4 } } });
   strict = await startTestServer();
@@ -220,6 +249,8 @@ t.before(async () => {
   await strict.deploy('refused', echo, 'refused');
   await s.deploy('slow', functionFolder(SLOW), 'slow', { timeoutMs: 60_000 });
   await s.deploy('tls', functionFolder(TLS), 'tls');
+  await s.deploy('background', functionFolder(BACKGROUND), 'default', { timeoutMs: 30_000 });
+  await s.deploy('background_short', functionFolder(BACKGROUND), 'default', { timeoutMs: 2_000 });
   await s.engine.deploy(s.accountId, { name: 'cf', runtime: 'node8', file: 'worker.mjs', entrypoint: 'default', env: {} }, { dir: functionFolder('', { 'worker.mjs': CLOUDFLARE }) });
 });
 t.teardown(async () => {
@@ -287,6 +318,51 @@ t.test('sockets belong to their call: closed when it ends; a flood is bounded pe
   // The next call can open as many again.
   const again = (await s.invokeJson('hold', { port, count: 4 })) as unknown as string[];
   t.same(again, ['open', 'open', 'open', 'open']);
+});
+
+t.test('ctx.waitUntil: a socket opened by the work after the answer works until the work ends, and is closed then', async (t) => {
+  const { port, connections } = await listen((socket) => socket.once('data', () => socket.write('pong')));
+  const call = (name: string, body: Record<string, unknown>) => s.invoke(name, { method: 'POST', body: JSON.stringify({ port, ...body }) });
+  const record = async (name: string, key: string) => JSON.parse(String((await call(name, { step: 'record', key })).body)) as { events: string[] } | null;
+  const answer = await call('background', { step: 'talk', key: 'talk' });
+  t.equal(String(answer.body), 'answered', 'the call answered before its work opened the socket');
+  await until(() => connections.length === 1, 'the waitUntil work connected');
+  const server = connections[0]!;
+  const received: string[] = [];
+  server.on('data', (chunk: Buffer) => received.push(String(chunk)));
+  let events: string[] = [];
+  await until(
+    () => events.includes('got pong'),
+    'the work read the answer to its ping',
+    20_000,
+    async () => {
+      events = (await record('background', 'talk'))?.events ?? [];
+    },
+  );
+  t.notOk(server.closed || server.readableEnded, 'the socket is still open: the work goes on');
+  // Long after the answer, the server speaks; the work answers and ends.
+  server.write('later');
+  await until(() => received.includes('done'), "the work's last write reached the server");
+  await until(() => server.closed || server.readableEnded, 'the host closed the socket as the work ended');
+  await until(
+    () => events.includes('close'),
+    'the function saw its socket close',
+    20_000,
+    async () => {
+      events = (await record('background', 'talk'))?.events ?? [];
+    },
+  );
+  t.same(events.slice(0, 2), ['got pong', 'got later'], 'both reads, the second long after the answer');
+  t.match(events.find((e) => e.startsWith('error')) ?? '', /ERR_SOCKET_CALL_ENDED/, 'closed because the work that opened it ended');
+
+  // Work that never ends holds its socket until the function's timeout (2 s here), no longer.
+  const hung = await call('background_short', { step: 'hang', key: 'hang' });
+  t.equal(String(hung.body), 'answered');
+  await until(() => connections.length === 2, 'the hanging work connected');
+  const held = connections[1]!;
+  await until(() => held.closed || held.readableEnded, "the host closed the hanging work's socket at its timeout");
+  const hangEvents = (await record('background_short', 'hang'))?.events ?? [];
+  t.same(hangEvents.slice(0, 1), ['got pong'], 'the socket worked while the work went on');
 });
 
 t.test('backpressure: one large write to a server that reads slowly arrives whole, in order, as write() and drain say', async (t) => {

@@ -9,5 +9,5 @@ export const sockets = {
   ownModules: { 'cloudflare:sockets': 'web/sockets' },
   ops: ['tcpConnect', 'tcpRead', 'tcpWrite', 'tcpEnd', 'tcpClose', 'tcpUpgrade'],
   dependsOn: ['streams', 'events', 'buffer', 'node'],
-  tests: ['test/runtime/sockets.test.ts'],
+  tests: ['test/runtime/sockets.test.ts', 'test/runtime/sockets-mysql.test.ts'],
 } as const satisfies Capability;
