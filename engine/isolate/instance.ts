@@ -789,7 +789,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   runOp(id: number, work: () => Promise<OpAnswer>): void {
     if (this.state === 'dead' || !Number.isInteger(id)) return;
     const refuse = (message: string) => JSON.stringify({ message, name: 'TypeError' });
-    const settle = (ok: boolean, resultPayload: string, resultBody?: Uint8Array) => {
+    const settle = (ok: boolean, resultPayload: string, resultBody?: Uint8Array, transfer = false) => {
       this.pendingOps--;
       const bytes = resultPayload.length + (resultBody?.byteLength ?? 0);
       // A result waits for its turn to go in: the host holds it meanwhile, within the instance's memory.
@@ -799,7 +799,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
         return;
       }
       const args: unknown[] = [Fire.op, id, ok, textArgument(resultPayload)];
-      if (resultBody) args.push(new ivm.ExternalCopy(toArrayBuffer(resultBody)).copyInto({ release: true }));
+      if (resultBody) args.push(transfer ? movedBytes(resultBody) : new ivm.ExternalCopy(toArrayBuffer(resultBody)).copyInto({ release: true }));
       this.fire(args, bytes, bytes);
     };
     this.pendingOps++;
@@ -808,7 +808,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
       return;
     }
     work().then(
-      (r) => settle(true, r.payload, r.body),
+      (r) => settle(true, r.payload, r.body, r.transfer),
       (err: unknown) => settle(false, hostErrorText(err)),
     );
   }
@@ -857,6 +857,14 @@ export class IsolateInstance implements Instance, BridgeTarget {
  */
 export function textArgument(text: string | undefined): string | ivm.Copy<string[]> | undefined {
   return text !== undefined && text.length >= LONG_TEXT ? new ivm.ExternalCopy([text]).copyInto({ release: true }) : text;
+}
+
+/**
+ * Bytes moved into an isolate without a copy: their ArrayBuffer is detached on the host (a view of
+ * part of one is copied first, so that the rest stays whole).
+ */
+function movedBytes(bytes: Uint8Array): ivm.Copy<ArrayBuffer> {
+  return new ivm.ExternalCopy(toArrayBuffer(bytes), { transferOut: true }).copyInto({ release: true, transferIn: true });
 }
 
 /**
