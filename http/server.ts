@@ -4,7 +4,7 @@ import type { CallApi, EngineApi } from '../engine/api';
 import { errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
-import { streamedBodyTooLarge, wholeBodyTooLarge } from '../engine/request-body';
+import { wholeBodyTooLarge } from '../engine/request-body';
 import { UwsRequestBody } from './request-body';
 import { writeAnswerHeaders } from './answer';
 import { hasBody, readBody, readCallHeaders } from './body';
@@ -244,10 +244,7 @@ function handleRun(engine: CallApi, res: HttpResponse, req: HttpRequest, counter
   const declared = call.headers['content-length'];
   const size = declared === undefined ? undefined : Number(declared);
   if (hasBody(call.headers) && (size === undefined || size > READ_FIRST_BYTES)) {
-    if (size !== undefined && size > streamedRequestBodyBytes) {
-      refuse(streamedBodyTooLarge(streamedRequestBodyBytes, size));
-      return;
-    }
+    // A declared size over the streamed limit is the engine's to refuse (admission, after the key): one check, one 413.
     const body = (streamed = new UwsRequestBody(res, size, streamedRequestBodyBytes));
     call.body = body;
     state.onWriteWait = (waiting) => body.answerWaits(waiting);

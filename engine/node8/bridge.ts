@@ -1,9 +1,9 @@
 import ivm from 'isolated-vm';
 import type { FunctionFiles } from '../capabilities/fs/host';
 import { hostErrorText } from '../capabilities/errors';
-import { runNode8Op } from '../capabilities/host-ops';
+import { runNode8Op, type OpScope } from '../capabilities/host-ops';
 import { answerNative, runNativeOffThread } from '../capabilities/native';
-import { commonCallbacks, installHostObject, type Bridge } from '../isolate/bridge';
+import { commonCallbacks, installHostObject, type Bridge, type BridgeTarget } from '../isolate/bridge';
 import type { HostReply } from '../sandbox/protocol';
 
 /** A node8 isolate's bridge also knows the files of the function it became (for `fs` and `require`). */
@@ -12,6 +12,23 @@ export interface Node8Bridge extends Bridge {
 }
 
 const NO_FILES: FunctionFiles = { codeDir: '/nonexistent', files: new Set() };
+
+/**
+ * What an operation the sandbox of `target` started may reach: that instance's own tables (its
+ * request bodies, fetch bodies, sockets) and nothing of another's. `requestId` is the sandbox's
+ * word, untrusted.
+ */
+export function opScopeOf(target: BridgeTarget, files: FunctionFiles | undefined, requestId: unknown): OpScope {
+  return {
+    services: target.services,
+    hostMemory: target.hostMemory,
+    files: files ?? NO_FILES,
+    egressBodies: target.egressBodies,
+    connections: target.connections,
+    requestBodies: target.requestBodies,
+    requestId: typeof requestId === 'string' ? requestId.slice(0, 64) : '',
+  };
+}
 
 /**
  * The host side of the node8 sandbox: the only place that answers its calls (see HostBridge in
@@ -33,15 +50,7 @@ export function installNode8Bridge(isolate: ivm.Isolate, context: ivm.Context, b
         const target = bridge.target;
         if (!target || !Number.isInteger(id)) return;
         const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : undefined;
-        const scope = {
-          services: target.services,
-          hostMemory: target.hostMemory,
-          files: bridge.files ?? NO_FILES,
-          egressBodies: target.egressBodies,
-          connections: target.connections,
-          requestBodies: target.requestBodies,
-          requestId: typeof requestId === 'string' ? requestId.slice(0, 64) : '',
-        };
+        const scope = opScopeOf(target, bridge.files, requestId);
         target.runOp(Number(id), () => runNode8Op(kind, payload, bytes, scope));
       },
       { ignored: true },

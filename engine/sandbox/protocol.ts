@@ -96,8 +96,8 @@ export interface SocketResult {
   k: number;
 }
 /**
- * An answer whose body streams: its status and headers now, its body pulled chunk by chunk
- * (`fire(Fire.stream, k, StreamOp.pull)`, answered by `chunk(k, …)`; engine/capabilities/streams).
+ * An answer whose body streams: its status and headers now, its body pulled a window at a time
+ * (`fire(Fire.stream, k, StreamOp.pull, bytes)`, answered by `chunk(k, …)`s; engine/capabilities/streams).
  */
 export interface StreamResult {
   t: 's';

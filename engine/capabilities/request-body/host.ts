@@ -50,14 +50,15 @@ export class RequestBodies {
 
 export async function readRequestBody({ id }: { id: number }, _body: Uint8Array | undefined, scope: OpScope): Promise<OpAnswer> {
   const chunk = await bodiesOf(scope).read(id);
-  return chunk === undefined ? { payload: '{"done":true}' } : { payload: '{}', body: chunk };
+  // A chunk is the body's own copy of what uWS handed over, held by nothing else once read: moved.
+  return chunk === undefined ? { payload: '{"done":true}' } : { payload: '{}', body: chunk, transfer: true };
 }
 
 /** The whole body: as text (one decoding, on the host) when it is UTF-8, which is what json() and text() take. */
 export async function readWholeRequestBody({ id }: { id: number }, _body: Uint8Array | undefined, scope: OpScope): Promise<OpAnswer> {
   const all = await bodiesOf(scope).whole(id);
   if (all.byteLength === 0) return { payload: '' };
-  return isUtf8(all) ? { payload: all.toString('utf8') } : { payload: '', body: all };
+  return isUtf8(all) ? { payload: all.toString('utf8') } : { payload: '', body: all, transfer: true };
 }
 
 export async function cancelRequestBody({ id }: { id: number }, _body: Uint8Array | undefined, scope: OpScope): Promise<OpAnswer> {

@@ -6,5 +6,5 @@ export const requestBody = {
   runtimes: ['node8', 'python'],
   ops: ['bodyRead', 'bodyWhole', 'bodyCancel'],
   dependsOn: ['fetch', 'http-server'],
-  tests: ['test/http/request-body.test.ts', 'test/runtime/python-request-body.test.ts'],
+  tests: ['test/http/request-body.test.ts', 'test/runtime/python-request-body.test.ts', 'test/security/request-body-ids.test.ts'],
 } as const satisfies Capability;

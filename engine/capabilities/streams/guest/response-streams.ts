@@ -7,13 +7,23 @@ export interface ChunkSource {
   cancel(reason: string): void;
 }
 
+interface OpenSource {
+  source: ChunkSource;
+  /** Bytes (characters of text) the host may take unasked: what its pulls granted, less what was sent. */
+  credit: number;
+  /** A read of the source is under way. */
+  reading: boolean;
+}
+
 /**
  * The answers this instance's calls stream (see InstanceStreams on the host): each one a key and
- * the reader of its body. The host pulls one chunk at a time (`fire(Fire.stream, key, op)`), and
- * each pull is answered with one `chunk(key, data, state)`: a chunk, the end, or a failure.
+ * the reader of its body. A pull of the host (`fire(Fire.stream, key, StreamOp.pull, bytes)`)
+ * grants a window of bytes: chunks are read from the source and sent with `chunk(key, data,
+ * state)` one after the other while the window lasts, so a stream costs one entry into the
+ * isolate per window rather than per chunk. The end and a failure go the same way.
  */
 export function makeResponseStreams(hostChunk: StreamsCallbacks['chunk'], onFailure: (err: unknown) => void) {
-  const sources = new Map<number, ChunkSource>();
+  const sources = new Map<number, OpenSource>();
   let lastKey = 0;
 
   const failure = (key: number, err: unknown) => {
@@ -22,29 +32,42 @@ export function makeResponseStreams(hostChunk: StreamsCallbacks['chunk'], onFail
     hostChunk(key, undefined, StreamState.error, err instanceof Error ? `${err.name}: ${err.message}` : String(err));
   };
 
-  const pull = (key: number, source: ChunkSource) => {
+  const pump = (key: number, open: OpenSource) => {
+    if (open.reading || open.credit <= 0) return;
+    open.reading = true;
     let step: Promise<{ done: boolean; value?: unknown }>;
     try {
-      step = source.next();
+      step = open.source.next();
     } catch (err) {
       failure(key, err);
       return;
     }
     step.then(
       ({ done, value }) => {
-        if (!sources.has(key)) return;
+        open.reading = false;
+        if (sources.get(key) !== open) return;
         if (done) {
           sources.delete(key);
           hostChunk(key, undefined, StreamState.end);
           return;
         }
         const data = chunkOf(value);
-        if (data === undefined) failure(key, new TypeError('a response stream may only give strings and bytes (Uint8Array, ArrayBuffer, DataView)'));
+        if (data === undefined) {
+          failure(key, new TypeError('a response stream may only give strings and bytes (Uint8Array, ArrayBuffer, DataView)'));
+          return;
+        }
+        const size = typeof data === 'string' ? data.length : data.byteLength;
         // An empty chunk says nothing: the next one is read at once.
-        else if (typeof data === 'string' ? data.length === 0 : data.byteLength === 0) pull(key, source);
-        else hostChunk(key, data, StreamState.more);
+        if (size > 0) {
+          open.credit -= size;
+          hostChunk(key, data, StreamState.more);
+        }
+        pump(key, open);
       },
-      (err: unknown) => failure(key, err),
+      (err: unknown) => {
+        open.reading = false;
+        if (sources.get(key) === open) failure(key, err);
+      },
     );
   };
 
@@ -52,18 +75,20 @@ export function makeResponseStreams(hostChunk: StreamsCallbacks['chunk'], onFail
     /** Registers the reader of an answer's body; the key goes to the host in the answer's head. */
     open(source: ChunkSource): number {
       const key = ++lastKey;
-      sources.set(key, source);
+      sources.set(key, { source, credit: 0, reading: false });
       return key;
     },
-    /** The host pulls a chunk, or cancels the stream (its reader went away). */
-    fire(key: number, op: unknown, reason: unknown): void {
-      const source = sources.get(key);
-      if (!source) return;
-      if (op === StreamOp.pull) pull(key, source);
-      else {
+    /** The host grants a window (`arg`: its bytes, at least one chunk), or cancels the stream (`arg`: why; its reader went away). */
+    fire(key: number, op: unknown, arg: unknown): void {
+      const open = sources.get(key);
+      if (!open) return;
+      if (op === StreamOp.pull) {
+        open.credit += typeof arg === 'number' && arg >= 1 ? arg : 1;
+        pump(key, open);
+      } else {
         sources.delete(key);
         try {
-          source.cancel(typeof reason === 'string' ? reason : 'cancelled');
+          open.source.cancel(typeof arg === 'string' ? arg : 'cancelled');
         } catch (err) {
           onFailure(err);
         }
