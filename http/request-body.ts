@@ -14,6 +14,14 @@ const HIGH_WATER = 1024 * 1024;
  * function; past it the client is sending without reading the answer, and the body fails.
  */
 const HOLD_LIMIT = 16 * HIGH_WATER;
+/**
+ * Past this much waiting while the answer waits to be written, the socket reads in bursts: paused
+ * for BLINK_MS at a time, then read on, so the answer's bytes go out and the upload is held back.
+ * Read on without pause, a client slower than the upload to read its answer (a loaded machine's)
+ * made a 20 MB echo pass HOLD_LIMIT and fail.
+ */
+const SOFT_HOLD = 4 * HIGH_WATER;
+const BLINK_MS = 20;
 
 interface Waiting {
   resolve(chunk: Uint8Array | Buffer | undefined): void;
@@ -46,6 +54,8 @@ export class UwsRequestBody implements RequestBody {
   private answerBlocked = false;
   /** The limit of a whole read once one was asked for (it holds the bytes until the end). */
   private wholeLimit = Number.POSITIVE_INFINITY;
+  /** Ends a burst's pause (see SOFT_HOLD). */
+  private blinkTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly res: HttpResponse,
@@ -103,12 +113,14 @@ export class UwsRequestBody implements RequestBody {
   /** The client went away (uWS's onAborted): a reader's read fails; `res` is gone. */
   aborted(): void {
     this.released = true;
+    clearTimeout(this.blinkTimer);
     if (!this.ended) this.fail(new ServiceError('ERR_CLIENT_GONE', 'the client went away before the whole request body arrived'));
   }
 
   /** The response was ended: `res` may not be touched from now on. */
   answered(): void {
     this.released = true;
+    clearTimeout(this.blinkTimer);
   }
 
   private data(chunk: ArrayBuffer, isLast: boolean): void {
@@ -142,7 +154,11 @@ export class UwsRequestBody implements RequestBody {
       this.queued += chunk.byteLength;
     }
     if (isLast) this.ended = true;
-    else if (this.queued >= HIGH_WATER && this.waiting?.whole === undefined) this.pause();
+    else if (this.waiting?.whole === undefined) {
+      if (!this.answerBlocked) {
+        if (this.queued >= HIGH_WATER) this.pause();
+      } else if (this.queued >= SOFT_HOLD) this.blink();
+    }
     this.serve();
   }
 
@@ -213,8 +229,26 @@ export class UwsRequestBody implements RequestBody {
     this.res.pause();
   }
 
+  /**
+   * A short pause while the answer waits to be written (a paused socket sends nothing, so it cannot
+   * last): afterwards the socket reads on, or stays paused for the reader as usual.
+   */
+  private blink(): void {
+    if (this.paused || this.released) return;
+    this.paused = true;
+    this.res.pause();
+    this.blinkTimer = setTimeout(() => {
+      this.blinkTimer = undefined;
+      if (this.answerBlocked || this.queued < HIGH_WATER) this.resume(true);
+    }, BLINK_MS);
+  }
+
   /** Reads on (`always`: even a body that failed or was cancelled, for the answer's sake). */
   private resume(always = false): void {
+    if (this.blinkTimer) {
+      clearTimeout(this.blinkTimer);
+      this.blinkTimer = undefined;
+    }
     if (!this.paused || this.released || (!always && (this.cancelled || this.failure))) return;
     this.paused = false;
     this.res.resume();
