@@ -98,7 +98,7 @@ async function readAll(stream: Stream): Promise<Uint8Array> {
     }
     chunks.push(value);
   }
-  reader.releaseLock();
+  // The reader is kept: a body read whole stays locked (its stream cannot be read again).
   return concatBytes(chunks);
 }
 
@@ -120,6 +120,11 @@ abstract class Body {
   get body(): Stream | null {
     const state = bodies.get(this)!;
     if (state.source === null) return null;
+    if (state.stream === null && state.used && !isStream(state.source)) {
+      // Read whole before its stream was asked for: a stream locked by that read, as the standard's.
+      state.stream = streamOf(new Uint8Array(0));
+      state.stream.getReader();
+    }
     state.stream ??= isStream(state.source)
       ? state.source
       : state.source instanceof HostBody
@@ -208,7 +213,22 @@ function cloneBody(from: object, to: object): void {
   const [a, b] = (state.stream ?? (source instanceof HostBody ? hostStream(source.id, 'bodyRead', 'bodyCancel') : (source as Stream))).tee();
   state.source = a;
   state.stream = a;
-  bodies.set(to, { source: b, stream: null, used: false });
+  bodies.set(to, { source: copiedChunks(b), stream: null, used: false });
+}
+
+/**
+ * The clone's branch of a teed body gives copies of the chunks (the Fetch Standard tees with
+ * cloneForBranch2): a chunk one reader writes into is not the other's.
+ */
+function copiedChunks(stream: Stream): Stream {
+  const TransformStream = g.TransformStream as new (transformer: object) => { readable: Stream; writable: object };
+  const structuredClone = g.structuredClone as (value: unknown) => unknown;
+  const copy = new TransformStream({
+    transform(chunk: unknown, controller: { enqueue(chunk: unknown): void }) {
+      controller.enqueue(structuredClone(chunk));
+    },
+  });
+  return (stream as unknown as { pipeThrough(pair: object): Stream }).pipeThrough(copy);
 }
 
 /** A request's headers; a no-cors request's keep only the no-CORS-safelisted ones (its method must be GET, HEAD or POST). */
@@ -315,6 +335,8 @@ export class Response extends Body {
     }
     this.status = status;
     this.statusText = String(init.statusText ?? '');
+    // HTTP's reason-phrase: tabs, spaces, visible ASCII and bytes 0x80-0xFF (no line ends).
+    if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(this.statusText)) throw new TypeError(`Invalid statusText: ${JSON.stringify(this.statusText)}`);
     this.headers = new Headers(init.headers);
     this.type = init.type ?? 'default';
     this.url = init.url ?? '';
