@@ -186,7 +186,9 @@ abstract class Body {
     if (/^application\/x-www-form-urlencoded/i.test(type)) {
       const form = new FormData();
       const URLSearchParams = g.URLSearchParams as new (s: string) => Iterable<[string, string]>;
-      for (const [name, value] of new URLSearchParams(utf8Decoder.decode(bytes))) form.append(name, value);
+      // UTF-8 without BOM: a leading U+FEFF is part of the first name, as the URL Standard's parser keeps it.
+      const TextDecoder = g.TextDecoder as new (label: string, options: object) => { decode(bytes: Uint8Array): string };
+      for (const [name, value] of new URLSearchParams(new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes))) form.append(name, value);
       return form;
     }
     throw new TypeError(`Could not parse content as FormData (content-type ${JSON.stringify(type)})`);
