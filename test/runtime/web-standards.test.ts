@@ -22,6 +22,8 @@ const STANDARD: Record<string, unknown> = {
   abortAnyOrder: [['a1 true', 'a2', 'any', 'nested'], 'why', 'why'],
   cloneBlob: [true, 'abc', 'text/x', true, 'f.txt', 7, 'de'],
   globalEvents: ['function', 'ping'],
+  // Node 20's DecompressionStream never answers a read when junk follows the data (WPT's decompression-extra-input times out).
+  compressionDetails: ['RangeError', '61', 'TypeError'],
   // Node 20's clone() tees without copying the chunks (the standard's cloneForBranch2): its branches share each chunk.
   responseAfterRead: [true, { throws: 'TypeError' }, { throws: 'TypeError' }, { throws: 'TypeError' }, true, [1, 2]],
   // islet's own answer: TLS servers cannot be made, and making one says so (clients: test/sockets.test.ts).
