@@ -52,10 +52,11 @@ export class MessagePort extends EventTarget {
     b.other = a;
     return [a, b];
   }
-  postMessage(message: unknown): void {
+  /** `transfer` (a list, or `{ transfer }`) detaches the ArrayBuffers in it, as structuredClone's. */
+  postMessage(message: unknown, transfer?: unknown[] | { transfer?: unknown[] }): void {
     const target = this.other;
     if (this.closed || !target || target.closed) return;
-    const data = structuredClone(message);
+    const data = structuredClone(message, { transfer: Array.isArray(transfer) ? transfer : transfer?.transfer });
     setTimeout(() => {
       if (target.closed) return;
       const event = new MessageEvent('message', { data });
