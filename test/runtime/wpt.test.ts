@@ -6,7 +6,7 @@ import { runWpt, wptCounts, wptTable, type WptFileResult } from '../helpers/wpt'
 // directory passes at least as many subtests as it did when its floor was set, so a regression in
 // a web standard fails here. Raise a floor when a change makes more pass.
 const FLOORS: Record<string, number> = {
-  encoding: 11545,
+  encoding: 11546,
   url: 2021,
   streams: 1168, // 1,169-1,170 in later runs; 1,168 once, on older code (which subtest was not kept)
   compression: 218,
