@@ -12,9 +12,9 @@ import { removeDir, ROOT, type TestServer } from './server';
  * `timeout()` then marks what is still running as timed out).
  */
 export const WPT_DIR = path.join(ROOT, 'test', 'wpt');
-const WPT_DEADLINE_MS = 20_000;
+export const WPT_DEADLINE_MS = 20_000;
 
-interface ManifestTest {
+export interface ManifestTest {
   file: string;
   directory: string;
   scripts: string[];
@@ -34,16 +34,20 @@ export interface WptFileResult {
   /** The harness's own trouble (an error while loading, a timeout), when it had some. */
   harness?: string;
   failed: string[];
+  /** The names of the subtests that passed (to compare islet with the Node control). */
+  passedNames: string[];
 }
 
 export function wptManifest(): WptManifest {
   return JSON.parse(readFileSync(path.join(WPT_DIR, 'manifest.json'), 'utf8')) as WptManifest;
 }
 
-const HANDLER = `const fs = require('fs');
-const order = JSON.parse(fs.readFileSync('/wpt-order.json', 'utf8'));
-const read = (file) => fs.readFileSync('/' + file, 'utf8');
-exports.handler = async () => {
+/**
+ * The harness's run, the same JavaScript in islet and in the Node control (./wpt-node.ts):
+ * `runHarness(order, read)` gives the file a worker's surroundings, evaluates it, and answers each
+ * subtest's status.
+ */
+export const HARNESS = `async function runHarness(order, read) {
   globalThis.GLOBAL = { isWindow: () => false, isWorker: () => false, isShadowRealm: () => false };
   // A worker's location, which some helpers read (common/subset-tests.js: location.search), and
   // its server for the data files tests fetch (urltestdata.json): the vendored ones are answered here.
@@ -75,31 +79,72 @@ exports.handler = async () => {
   const result = await finished;
   clearTimeout(deadline);
   return { ...result, loadError };
-};
+}
 `;
 
-interface HarnessAnswer {
+const HANDLER = `const fs = require('fs');
+const order = JSON.parse(fs.readFileSync('/wpt-order.json', 'utf8'));
+const read = (file) => fs.readFileSync('/' + file, 'utf8');
+${HARNESS}
+exports.handler = () => runHarness(order, read);
+`;
+
+export interface HarnessAnswer {
   tests: { name: string; status: number; message: string | null }[];
   status: number;
   message: string | null;
   loadError?: string;
 }
 
+/** What `runHarness` is given for one file: the files to evaluate, in order, and the data files it may fetch. */
+export interface WptOrder {
+  harness: string;
+  scripts: string[];
+  test: string;
+  data: string[];
+}
+
+export function wptOrder(test: ManifestTest): WptOrder {
+  // The data files the test's scripts name (a few hundred KB: not copied into every function).
+  const texts = [...test.scripts, test.file].map((file) => readFileSync(path.join(WPT_DIR, file), 'utf8')).join('\n');
+  const data = wptManifest().data.filter((file) => texts.includes(path.posix.basename(file)));
+  return { harness: 'resources/testharness.js', scripts: [...test.scripts, test.file], test: test.file, data };
+}
+
+export function emptyResult(test: ManifestTest): WptFileResult {
+  return { file: test.file, directory: test.directory, passed: 0, total: 0, failed: [], passedNames: [] };
+}
+
+/** Counts the harness's answer for one file into its result. */
+export function countAnswer(result: WptFileResult, answer: HarnessAnswer): void {
+  result.total = answer.tests.length;
+  for (const t of answer.tests) {
+    if (t.status === 0) {
+      result.passed++;
+      result.passedNames.push(t.name);
+    } else {
+      result.failed.push(`${t.name}: ${['PASS', 'FAIL', 'TIMEOUT', 'NOTRUN', 'PRECONDITION_FAILED'][t.status] ?? t.status}${t.message ? ` (${t.message.slice(0, 200)})` : ''}`);
+    }
+  }
+  if (answer.loadError) result.harness = answer.loadError;
+  else if (answer.status !== 0) result.harness = `${['OK', 'ERROR', 'TIMEOUT', 'PRECONDITION_FAILED'][answer.status] ?? answer.status}${answer.message ? `: ${answer.message.slice(0, 200)}` : ''}`;
+  // A file that failed before declaring any test counts as one failed subtest.
+  if (result.total === 0 && result.harness) result.total = 1;
+}
+
 /** One test file as a function: deploys it, calls it, and counts its subtests. */
 async function runFile(s: TestServer, test: ManifestTest, index: number, work: string): Promise<WptFileResult> {
   const dir = path.join(work, String(index));
   mkdirSync(dir, { recursive: true });
-  // The data files the test's scripts name (a few hundred KB: not copied into every function).
-  const texts = [...test.scripts, test.file].map((file) => readFileSync(path.join(WPT_DIR, file), 'utf8')).join('\n');
-  const data = wptManifest().data.filter((file) => texts.includes(path.posix.basename(file)));
-  for (const file of ['resources/testharness.js', ...test.scripts, test.file, ...data]) {
+  const order = wptOrder(test);
+  for (const file of [order.harness, ...order.scripts, ...order.data]) {
     mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     cpSync(path.join(WPT_DIR, file), path.join(dir, file));
   }
-  writeFileSync(path.join(dir, 'wpt-order.json'), JSON.stringify({ harness: 'resources/testharness.js', scripts: [...test.scripts, test.file], test: test.file, data }));
+  writeFileSync(path.join(dir, 'wpt-order.json'), JSON.stringify(order));
   writeFileSync(path.join(dir, 'function.js'), HANDLER);
   const name = `wpt_${index}`;
-  const result: WptFileResult = { file: test.file, directory: test.directory, passed: 0, total: 0, failed: [] };
+  const result = emptyResult(test);
   try {
     await s.engine.deploy(s.accountId, { name, runtime: 'node8', file: 'function.js', env: {}, timeoutMs: WPT_DEADLINE_MS + 20_000 }, { dir });
     const res = await s.invoke(name);
@@ -108,16 +153,7 @@ async function runFile(s: TestServer, test: ManifestTest, index: number, work: s
       result.total = 1;
       return result;
     }
-    const answer = JSON.parse(String(res.body)) as HarnessAnswer;
-    result.total = answer.tests.length;
-    for (const t of answer.tests) {
-      if (t.status === 0) result.passed++;
-      else result.failed.push(`${t.name}: ${['PASS', 'FAIL', 'TIMEOUT', 'NOTRUN', 'PRECONDITION_FAILED'][t.status] ?? t.status}${t.message ? ` (${t.message.slice(0, 200)})` : ''}`);
-    }
-    if (answer.loadError) result.harness = answer.loadError;
-    else if (answer.status !== 0) result.harness = `${['OK', 'ERROR', 'TIMEOUT', 'PRECONDITION_FAILED'][answer.status] ?? answer.status}${answer.message ? `: ${answer.message.slice(0, 200)}` : ''}`;
-    // A file that failed before declaring any test counts as one failed subtest.
-    if (result.total === 0 && result.harness) result.total = 1;
+    countAnswer(result, JSON.parse(String(res.body)) as HarnessAnswer);
   } catch (err) {
     result.harness = `deploy failed: ${(err as Error).message.slice(0, 300)}`;
     result.total = 1;
@@ -168,4 +204,31 @@ export function wptTable(results: WptFileResult[]): string {
     `${name.padEnd(width)}  ${String(passed).padStart(6)} / ${String(total).padEnd(6)} ${total === 0 ? '' : `${((100 * passed) / total).toFixed(1).padStart(5)}%`}  ${files} files`;
   const all = rows.reduce((a, [, c]) => ({ passed: a.passed + c.passed, total: a.total + c.total, files: a.files + c.files }), { passed: 0, total: 0, files: 0 });
   return [...rows.map(([d, c]) => line(d, c.passed, c.total, c.files)), line('total', all.passed, all.total, all.files)].join('\n');
+}
+
+/**
+ * islet beside the Node control, per directory: islet's passes, Node's, and islet's share of the
+ * subtests Node passes (those islet passes too, by file and name, over those Node passes).
+ */
+export function wptComparison(islet: WptFileResult[], node: WptFileResult[]): string {
+  const nodeByFile = new Map(node.map((r) => [r.file, r]));
+  const rows = new Map<string, { islet: number; node: number; both: number; total: number }>();
+  for (const directory of wptManifest().directories) rows.set(directory, { islet: 0, node: 0, both: 0, total: 0 });
+  for (const r of islet) {
+    const row = rows.get(r.directory)!;
+    const control = nodeByFile.get(r.file);
+    const nodePassed = new Set(control?.passedNames ?? []);
+    row.islet += r.passed;
+    row.total += r.total;
+    row.node += control?.passed ?? 0;
+    row.both += r.passedNames.filter((name) => nodePassed.has(name)).length;
+  }
+  const shown = [...rows].filter(([, c]) => c.total > 0);
+  const all = shown.reduce((a, [, c]) => ({ islet: a.islet + c.islet, node: a.node + c.node, both: a.both + c.both, total: a.total + c.total }), { islet: 0, node: 0, both: 0, total: 0 });
+  const width = Math.max(...shown.map(([d]) => d.length), 'directory'.length);
+  const percent = (n: number, of: number) => (of === 0 ? '-' : `${((100 * n) / of).toFixed(1)}%`);
+  const line = (name: string, c: { islet: number; node: number; both: number; total: number }) =>
+    `${name.padEnd(width)}  ${String(c.islet).padStart(6)}  ${String(c.node).padStart(6)}  ${String(c.total).padStart(6)}  ${percent(c.both, c.node).padStart(6)}`;
+  const header = `${'directory'.padEnd(width)}  ${'islet'.padStart(6)}  ${'node'.padStart(6)}  ${'of'.padStart(6)}  ${'share'.padStart(6)}`;
+  return [header, ...shown.map(([d, c]) => line(d, c)), line('total', all)].join('\n');
 }

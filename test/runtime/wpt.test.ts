@@ -6,20 +6,21 @@ import { runWpt, wptCounts, wptTable, type WptFileResult } from '../helpers/wpt'
 // directory passes at least as many subtests as it did when its floor was set, so a regression in
 // a web standard fails here. Raise a floor when a change makes more pass.
 const FLOORS: Record<string, number> = {
-  encoding: 11545,
-  url: 2019,
-  streams: 1168, // 1,169 in later runs; 1,168 once, on the code before (which subtest was not kept)
-  compression: 213,
-  'fetch/api/headers': 82,
-  'fetch/api/response': 146,
-  'dom/events': 37,
+  encoding: 11546,
+  url: 2021,
+  streams: 1168, // 1,169-1,170 in later runs; 1,168 once, on older code (which subtest was not kept)
+  compression: 218,
+  'fetch/api/headers': 109,
+  'fetch/api/response': 194,
+  'dom/events': 39,
   'dom/abort': 34,
-  'FileAPI/blob': 226,
-  'html/webappapis/atob': 373,
-  'html/webappapis/structured-clone': 119,
-  // 1,010-1,042 of 1,228 in runs at a load of 10: the ECDSA vectors start more key imports at once
-  // than islet lets a function have in flight (256), and how many are still in flight depends on load.
-  WebCryptoAPI: 950,
+  'FileAPI/blob': 237,
+  'html/webappapis/atob': 380,
+  'html/webappapis/structured-clone': 125,
+  // 1,215 of 1,228 in each of 3 runs at a load of 10-15 since WebCrypto's operations past 64 in flight
+  // wait in the isolate (before, the account's host-work queue refused the ECDSA file's imports past
+  // 256, and 1,010-1,048 passed, depending on load).
+  WebCryptoAPI: 1215,
 };
 
 let s: TestServer;

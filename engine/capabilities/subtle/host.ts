@@ -76,7 +76,10 @@ function importAlgorithm(algorithm: Record<string, unknown>): Record<string, unk
 async function importDescribed(key: KeyDescription, parts: Buffer[]): Promise<CryptoKey> {
   const algorithm = importAlgorithm(key.algorithm);
   if (key.material.raw !== undefined) return subtle().importKey('raw', parts[key.material.raw] ?? Buffer.alloc(0), algorithm, false, key.usages);
-  return subtle().importKey('jwk', key.material.jwk as Jwk, algorithm, true, key.usages);
+  // Without its key_ops: the usages say them, and Node's export repeats a usage given twice
+  // (['encrypt', 'encrypt']), which its own import then refuses ("Duplicate key operation").
+  const { key_ops: _ops, ...jwk } = key.material.jwk as Jwk;
+  return subtle().importKey('jwk', jwk, algorithm, true, key.usages);
 }
 
 /** A key as the sandbox keeps it: its description and its material (exported here for that). */

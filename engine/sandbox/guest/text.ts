@@ -117,8 +117,10 @@ export function btoa(input: unknown): string {
 }
 
 export function atob(input: unknown): string {
-  const text = String(input).replace(/[\t\n\f\r ]/g, '');
-  if (text.length % 4 === 1 || /[^A-Za-z0-9+/=]/.test(text) || /=[^=]/.test(text) || /={3,}$/.test(text)) {
+  // The HTML Standard's forgiving-base64 decode: padding only to a whole group of four, at the end.
+  let text = String(input).replace(/[\t\n\f\r ]/g, '');
+  if (text.length % 4 === 0) text = text.replace(/==?$/, '');
+  if (text.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(text)) {
     throw invalidCharacter('The string to be decoded is not correctly encoded.');
   }
   return getBuffer().from(text, 'base64').toString('latin1');

@@ -1,6 +1,6 @@
 // Events of the web platform for node8 functions: Event, EventTarget and CustomEvent
 // (event-target-shim), DOMException, AbortController and AbortSignal (timeout, any).
-import { Event as ShimEvent, EventTarget, setErrorHandler, setWarningHandler } from 'event-target-shim';
+import { Event as ShimEvent, EventTarget as ShimEventTarget, setErrorHandler, setWarningHandler } from 'event-target-shim';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 
 declare const require: (id: string) => unknown;
@@ -57,6 +57,17 @@ export class Event extends ShimEvent {
   constructor(...args: unknown[]) {
     if (args.length === 0) throw Object.assign(new TypeError('The "type" argument must be specified'), { code: 'ERR_MISSING_ARGS' });
     super(String(args[0]), args[1] as ConstructorParameters<typeof ShimEvent>[1]);
+  }
+}
+
+/** event-target-shim's EventTarget, with the options WebIDL checks: a `signal` given must be an AbortSignal (null is a TypeError). */
+export class EventTarget extends ShimEventTarget {
+  override addEventListener(...args: Parameters<ShimEventTarget['addEventListener']>): void {
+    const options = args[2] as { signal?: unknown } | boolean | undefined;
+    if (typeof options === 'object' && options !== null && options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+      throw new TypeError("Failed to execute 'addEventListener' on 'EventTarget': member signal is not of type AbortSignal.");
+    }
+    super.addEventListener(...args);
   }
 }
 
@@ -184,8 +195,6 @@ export class AbortController {
     abortSignal(this.signal, reason);
   }
 }
-
-export { EventTarget };
 
 // The global scope is an event target too (WinterTC): addEventListener, removeEventListener and
 // dispatchEvent of globalThis reach one EventTarget of the isolate.

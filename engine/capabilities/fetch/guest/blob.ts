@@ -7,11 +7,38 @@ type BlobPart = string | ArrayBuffer | ArrayBufferView | Blob;
 
 const contents = new WeakMap<Blob, Uint8Array>();
 
-function partBytes(part: BlobPart): Uint8Array {
+/** A part as WebIDL converts it: a Blob's or a buffer's bytes as they are, anything else to a string. */
+function convertPart(part: unknown): Uint8Array | string {
   if (part instanceof Blob) return contents.get(part)!;
   if (part instanceof ArrayBuffer) return new Uint8Array(part);
   if (ArrayBuffer.isView(part)) return new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
-  return utf8Encoder.encode(String(part));
+  return String(part);
+}
+
+/**
+ * The parts of `new Blob(parts, options)`, each converted as the iteration reaches it (a part's
+ * toString that changes the array changes what comes next, as WebIDL's sequence conversion does),
+ * and the options read after them, `endings` then `type`.
+ */
+function blobInit(parts: unknown, options: unknown, what: string): { bytes: Uint8Array; type: string } {
+  const converted: (Uint8Array | string)[] = [];
+  if (parts !== undefined) {
+    const iterator = (typeof parts === 'object' || typeof parts === 'function') && parts !== null ? (parts as { [Symbol.iterator]?: unknown })[Symbol.iterator] : undefined;
+    if (typeof iterator !== 'function') throw new TypeError(`Failed to construct '${what}': The provided value cannot be converted to a sequence.`);
+    for (const part of { [Symbol.iterator]: () => iterator.call(parts) as Iterator<unknown> }) converted.push(convertPart(part));
+  }
+  if (options !== undefined && options !== null && typeof options !== 'object' && typeof options !== 'function') {
+    throw new TypeError(`Failed to construct '${what}': The provided value is not of type '${what}PropertyBag'.`);
+  }
+  const bag = (options ?? {}) as { endings?: unknown; type?: unknown };
+  const endingsValue = bag.endings;
+  const endings = endingsValue === undefined ? 'transparent' : String(endingsValue);
+  if (endings !== 'transparent' && endings !== 'native') throw new TypeError(`Failed to construct '${what}': endings must be 'transparent' or 'native', got ${JSON.stringify(endings)}`);
+  const typeValue = bag.type;
+  const type = typeValue === undefined ? '' : String(typeValue);
+  // 'native' line endings are a Linux server's: \n.
+  const bytes = converted.map((part) => (typeof part !== 'string' ? part : utf8Encoder.encode(endings === 'native' ? part.replace(/\r\n?/g, '\n') : part)));
+  return { bytes: concatBytes(bytes), type: /^[\x20-\x7e]*$/.test(type) ? type.toLowerCase() : '' };
 }
 
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
@@ -26,13 +53,10 @@ export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
 
 export class Blob {
   readonly type: string;
-  constructor(parts: Iterable<BlobPart> = [], options: { type?: string } = {}) {
-    if (typeof parts !== 'object' || parts === null || typeof (parts as Iterable<BlobPart>)[Symbol.iterator] !== 'function') {
-      throw new TypeError("Failed to construct 'Blob': The provided value cannot be converted to a sequence.");
-    }
-    contents.set(this, concatBytes([...parts].map(partBytes)));
-    const type = String(options.type ?? '');
-    this.type = /^[\x20-\x7e]*$/.test(type) ? type.toLowerCase() : '';
+  constructor(parts: Iterable<BlobPart> | undefined = undefined, options: { type?: string; endings?: string } | undefined = undefined) {
+    const { bytes, type } = blobInit(parts, options, this instanceof File ? 'File' : 'Blob');
+    contents.set(this, bytes);
+    this.type = type;
   }
   get size(): number {
     return contents.get(this)!.byteLength;
@@ -76,11 +100,12 @@ export function blobBytes(blob: Blob): Uint8Array {
 export class File extends Blob {
   readonly name: string;
   readonly lastModified: number;
-  constructor(parts: Iterable<BlobPart>, name: string, options: { type?: string; lastModified?: number } = {}) {
+  constructor(parts: Iterable<BlobPart>, name: string, options?: { type?: string; endings?: string; lastModified?: number }) {
     if (arguments.length < 2) throw new TypeError("Failed to construct 'File': 2 arguments required.");
     super(parts, options);
     this.name = String(name);
-    this.lastModified = options.lastModified ?? Date.now();
+    const lastModified = options?.lastModified;
+    this.lastModified = lastModified === undefined ? Date.now() : Math.trunc(Number(lastModified)) || 0;
   }
   override get [Symbol.toStringTag](): string {
     return 'File';

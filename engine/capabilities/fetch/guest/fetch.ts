@@ -7,6 +7,7 @@ import type { HostError } from '../../errors';
 import type { FetchAnswer, FetchRequest } from '../ops';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 import { Blob, blobBytes, concatBytes, decodeMultipart, encodeMultipart, File, FormData } from './blob';
+import { guardHeaders, headerPairs, Headers } from './headers';
 import { utf8Decoder, utf8Encoder } from '../../../sandbox/guest/utf8';
 
 declare const require: (id: string) => unknown;
@@ -20,113 +21,9 @@ interface Stream {
 }
 const ReadableStream = () => g.ReadableStream as new (source: object, strategy?: object) => Stream;
 
-// Headers ----------------------------------------------------------------------------------------
-
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-function headerName(name: unknown): string {
-  const text = String(name);
-  if (!TOKEN.test(text)) throw new TypeError(`Invalid header name: ${JSON.stringify(text)}`);
-  return text.toLowerCase();
-}
-
-function headerValue(value: unknown): string {
-  const text = String(value).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
-  // A ByteString: no character past U+00FF (WebIDL), and none that ends a header line.
-  if (/[\0\r\n\u0100-\uffff]/.test(text)) throw new TypeError(`Invalid header value: ${JSON.stringify(text)}`);
-  return text;
-}
-
 type HeadersInit = Headers | Iterable<[string, string]> | Record<string, string>;
-
-export class Headers {
-  private list: [string, string][] = [];
-
-  constructor(init?: HeadersInit) {
-    if (init === undefined) return;
-    if (init === null) throw new TypeError('Headers init must be an object, an iterable of pairs, or Headers (not null)');
-    if (init instanceof Headers) {
-      this.list = init.list.map(([n, v]) => [n, v]);
-    } else if (typeof (init as Iterable<unknown>)[Symbol.iterator] === 'function') {
-      for (const pair of init as Iterable<unknown>) {
-        const entry = [...(pair as Iterable<unknown>)];
-        if (entry.length !== 2) throw new TypeError('Headers init: each pair must have a name and a value');
-        this.append(entry[0] as string, entry[1] as string);
-      }
-    } else if (typeof init === 'object') {
-      for (const [name, value] of Object.entries(init)) this.append(name, value);
-    } else {
-      throw new TypeError('Headers init must be an object, an iterable of pairs, or Headers');
-    }
-  }
-
-  append(name: string, value: string): void {
-    this.list.push([headerName(name), headerValue(value)]);
-  }
-
-  delete(name: string): void {
-    const key = headerName(name);
-    this.list = this.list.filter(([n]) => n !== key);
-  }
-
-  get(name: string): string | null {
-    const key = headerName(name);
-    const values = this.list.filter(([n]) => n === key).map(([, v]) => v);
-    return values.length === 0 ? null : values.join(', ');
-  }
-
-  getSetCookie(): string[] {
-    return this.list.filter(([n]) => n === 'set-cookie').map(([, v]) => v);
-  }
-
-  has(name: string): boolean {
-    const key = headerName(name);
-    return this.list.some(([n]) => n === key);
-  }
-
-  set(name: string, value: string): void {
-    const key = headerName(name);
-    const index = this.list.findIndex(([n]) => n === key);
-    const entry: [string, string] = [key, headerValue(value)];
-    if (index === -1) this.list.push(entry);
-    else this.list = [...this.list.slice(0, index).filter(([n]) => n !== key), entry, ...this.list.slice(index + 1).filter(([n]) => n !== key)];
-  }
-
-  /** Sorted by name, values combined, except set-cookie's, which stay apart (Fetch standard). */
-  private sorted(): [string, string][] {
-    const names = [...new Set(this.list.map(([n]) => n))].sort();
-    const out: [string, string][] = [];
-    for (const name of names) {
-      if (name === 'set-cookie') for (const value of this.getSetCookie()) out.push([name, value]);
-      else out.push([name, this.get(name)!]);
-    }
-    return out;
-  }
-
-  forEach(callback: (value: string, name: string, headers: Headers) => void, thisArg?: unknown): void {
-    for (const [name, value] of this.sorted()) callback.call(thisArg, value, name, this);
-  }
-
-  *entries(): IterableIterator<[string, string]> {
-    yield* this.sorted();
-  }
-
-  *keys(): IterableIterator<string> {
-    for (const [name] of this.sorted()) yield name;
-  }
-
-  *values(): IterableIterator<string> {
-    for (const [, value] of this.sorted()) yield value;
-  }
-
-  [Symbol.iterator](): IterableIterator<[string, string]> {
-    return this.entries();
-  }
-
-  get [Symbol.toStringTag](): string {
-    return 'Headers';
-  }
-}
 
 // Bodies -----------------------------------------------------------------------------------------
 
@@ -153,6 +50,22 @@ function isStream(value: unknown): value is Stream {
   return typeof value === 'object' && value !== null && typeof (value as Stream).getReader === 'function';
 }
 
+/** Read from or cancelled once: the Streams Standard's [[disturbed]], which web-streams-polyfill keeps as `_disturbed`. */
+function streamDisturbed(stream: Stream): boolean {
+  return (stream as { _disturbed?: unknown })._disturbed === true;
+}
+
+/** The stream a body has now: the one it was made from, or the one its `body` getter made. */
+function streamNow(state: BodyState): Stream | null {
+  return state.stream ?? (isStream(state.source) ? state.source : null);
+}
+
+/** A body read (or whose stream was read from) cannot be read again, nor cloned (Fetch: "unusable" with locked). */
+function disturbed(state: BodyState): boolean {
+  const stream = streamNow(state);
+  return state.used || (stream !== null && streamDisturbed(stream));
+}
+
 /** A body init as its bytes (or stream) and the content type it implies. */
 function extractBody(init: unknown): { source: BodySource; type: string | null } {
   if (init === null || init === undefined) return { source: null, type: null };
@@ -177,13 +90,15 @@ async function readAll(stream: Stream): Promise<Uint8Array> {
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    if (value instanceof Uint8Array) chunks.push(value);
-    else if (ArrayBuffer.isView(value)) chunks.push(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
-    else if (value instanceof ArrayBuffer) chunks.push(new Uint8Array(value));
-    else if (typeof value === 'string') chunks.push(utf8Encoder.encode(value));
-    else throw new TypeError('body stream chunks must be bytes');
+    // The Fetch Standard reads Uint8Array chunks only: anything else fails the read and cancels the stream.
+    if (!(value instanceof Uint8Array)) {
+      const error = new TypeError(`a body stream's chunks must be Uint8Array, got ${value === null ? 'null' : typeof value === 'object' ? Object.prototype.toString.call(value) : typeof value}`);
+      void reader.cancel(error).catch(() => undefined);
+      throw error;
+    }
+    chunks.push(value);
   }
-  reader.releaseLock();
+  // The reader is kept: a body read whole stays locked (its stream cannot be read again).
   return concatBytes(chunks);
 }
 
@@ -205,6 +120,11 @@ abstract class Body {
   get body(): Stream | null {
     const state = bodies.get(this)!;
     if (state.source === null) return null;
+    if (state.stream === null && state.used && !isStream(state.source)) {
+      // Read whole before its stream was asked for: a stream locked by that read, as the standard's.
+      state.stream = streamOf(new Uint8Array(0));
+      state.stream.getReader();
+    }
     state.stream ??= isStream(state.source)
       ? state.source
       : state.source instanceof HostBody
@@ -213,10 +133,10 @@ abstract class Body {
     return state.stream;
   }
 
-  /** True once read, or once its stream was taken by a reader (a closer reading than a polyfill can tell). */
+  /** True once read, or once its stream was read from (a stream only locked by a reader is not used). */
   get bodyUsed(): boolean {
     const state = bodies.get(this)!;
-    return state.used || (state.stream?.locked ?? false);
+    return state.source !== null && disturbed(state);
   }
 
   private async consume(): Promise<Uint8Array> {
@@ -227,14 +147,15 @@ abstract class Body {
   /** Marks the body read and gives its bytes, or its text when it was made from a string. */
   private async take(): Promise<Uint8Array | string> {
     const state = bodies.get(this)!;
-    if (state.used) throw new TypeError('Body is unusable: Body has already been read');
-    if (state.stream?.locked) throw new TypeError('Body is unusable: Body has been locked');
-    state.used = true;
+    // A null body reads as empty, and stays unused.
     if (state.source === null) return new Uint8Array(0);
-    if (isStream(state.source)) return readAll(state.source);
-    if (state.stream) return readAll(state.stream);
+    if (disturbed(state)) throw new TypeError('Body is unusable: Body has already been read');
+    const stream = streamNow(state);
+    if (stream?.locked) throw new TypeError('Body is unusable: Body has been locked');
+    state.used = true;
+    if (stream) return readAll(stream);
     if (state.source instanceof HostBody) return readWholeHostBody(state.source.id);
-    return state.source;
+    return state.source as Uint8Array | string;
   }
 
   async arrayBuffer(): Promise<ArrayBuffer> {
@@ -265,7 +186,9 @@ abstract class Body {
     if (/^application\/x-www-form-urlencoded/i.test(type)) {
       const form = new FormData();
       const URLSearchParams = g.URLSearchParams as new (s: string) => Iterable<[string, string]>;
-      for (const [name, value] of new URLSearchParams(utf8Decoder.decode(bytes))) form.append(name, value);
+      // UTF-8 without BOM: a leading U+FEFF is part of the first name, as the URL Standard's parser keeps it.
+      const TextDecoder = g.TextDecoder as new (label: string, options: object) => { decode(bytes: Uint8Array): string };
+      for (const [name, value] of new URLSearchParams(new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes))) form.append(name, value);
       return form;
     }
     throw new TypeError(`Could not parse content as FormData (content-type ${JSON.stringify(type)})`);
@@ -273,6 +196,7 @@ abstract class Body {
 }
 
 function initBody(owner: object, headers: Headers, init: unknown): void {
+  if (isStream(init) && (init.locked || streamDisturbed(init))) throw new TypeError(`a body stream that is ${init.locked ? 'locked by a reader' : 'already read from'} cannot be used again`);
   const { source, type } = extractBody(init);
   bodies.set(owner, { source, stream: null, used: false });
   if (type !== null && !headers.has('content-type')) headers.set('content-type', type);
@@ -281,7 +205,7 @@ function initBody(owner: object, headers: Headers, init: unknown): void {
 /** A copy of a body for `clone()`: a stream is teed, bytes are shared (they are never written). */
 function cloneBody(from: object, to: object): void {
   const state = bodies.get(from)!;
-  if (state.used) throw new TypeError('Body has already been used');
+  if (state.source !== null && (disturbed(state) || streamNow(state)?.locked)) throw new TypeError('Body has already been used (or its stream is locked): it cannot be cloned');
   const source = state.source;
   if (source === null || (!isStream(source) && !(source instanceof HostBody) && state.stream === null)) {
     bodies.set(to, { source, stream: null, used: false });
@@ -291,7 +215,31 @@ function cloneBody(from: object, to: object): void {
   const [a, b] = (state.stream ?? (source instanceof HostBody ? hostStream(source.id, 'bodyRead', 'bodyCancel') : (source as Stream))).tee();
   state.source = a;
   state.stream = a;
-  bodies.set(to, { source: b, stream: null, used: false });
+  bodies.set(to, { source: copiedChunks(b), stream: null, used: false });
+}
+
+/**
+ * The clone's branch of a teed body gives copies of the chunks (the Fetch Standard tees with
+ * cloneForBranch2): a chunk one reader writes into is not the other's.
+ */
+function copiedChunks(stream: Stream): Stream {
+  const TransformStream = g.TransformStream as new (transformer: object) => { readable: Stream; writable: object };
+  const structuredClone = g.structuredClone as (value: unknown) => unknown;
+  const copy = new TransformStream({
+    transform(chunk: unknown, controller: { enqueue(chunk: unknown): void }) {
+      controller.enqueue(structuredClone(chunk));
+    },
+  });
+  return (stream as unknown as { pipeThrough(pair: object): Stream }).pipeThrough(copy);
+}
+
+/** A request's headers; a no-cors request's keep only the no-CORS-safelisted ones (its method must be GET, HEAD or POST). */
+function requestHeaders(init: HeadersInit | undefined, mode: string, method: string): Headers {
+  if (mode !== 'no-cors') return new Headers(init);
+  if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') throw new TypeError(`'${method}' is unsupported in no-cors mode (GET, HEAD and POST are)`);
+  const headers = guardHeaders(new Headers(), 'request-no-cors');
+  for (const [name, value] of new Headers(init)) headers.append(name, value);
+  return headers;
 }
 
 // Request ----------------------------------------------------------------------------------------
@@ -328,11 +276,11 @@ export class Request extends Body {
     const method = String(init.method ?? from?.method ?? 'GET');
     if (!TOKEN.test(method)) throw new TypeError(`'${method}' is not a valid HTTP method.`);
     this.method = METHODS.has(method.toUpperCase()) ? method.toUpperCase() : method;
-    this.headers = new Headers((init.headers ?? from?.headers) as HeadersInit | undefined);
+    this.mode = String(init.mode ?? from?.mode ?? 'cors');
+    this.headers = requestHeaders((init.headers ?? from?.headers) as HeadersInit | undefined, this.mode, this.method);
     this.signal = init.signal ?? from?.signal ?? new (g.AbortController as new () => { signal: unknown })().signal;
     this.redirect = String(init.redirect ?? from?.redirect ?? 'follow');
     this.credentials = String(init.credentials ?? from?.credentials ?? 'same-origin');
-    this.mode = String(init.mode ?? from?.mode ?? 'cors');
     this.cache = String(init.cache ?? from?.cache ?? 'default');
     this.integrity = String(init.integrity ?? from?.integrity ?? '');
     this.keepalive = Boolean(init.keepalive ?? from?.keepalive ?? false);
@@ -389,6 +337,8 @@ export class Response extends Body {
     }
     this.status = status;
     this.statusText = String(init.statusText ?? '');
+    // HTTP's reason-phrase: tabs, spaces, visible ASCII and bytes 0x80-0xFF (no line ends).
+    if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(this.statusText)) throw new TypeError(`Invalid statusText: ${JSON.stringify(this.statusText)}`);
     this.headers = new Headers(init.headers);
     this.type = init.type ?? 'default';
     this.url = init.url ?? '';
@@ -423,6 +373,7 @@ export class Response extends Body {
   static error(): Response {
     const response = new Response(null, { status: 200, type: 'error' });
     Object.defineProperty(response, 'status', { value: 0 });
+    guardHeaders(response.headers, 'immutable');
     return response;
   }
 
@@ -449,8 +400,7 @@ export async function fetch(input: unknown, init?: Record<string, unknown>): Pro
   if (url.protocol === 'data:') return dataResponse(request.url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
   const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
-  const headers: [string, string][] = [];
-  request.headers.forEach((value, name) => headers.push([name, value]));
+  const headers = headerPairs(request.headers);
   const exchange: Partial<FetchRequest> = { url: request.url, method: request.method, headers, redirect: request.redirect };
   // A failure is fetch's TypeError, with the host's message (its code is the egress's, for Python's sockets).
   const sent = internal.op('fetch', JSON.stringify(exchange), body && body.byteLength > 0 ? body : undefined).catch((err: HostError) => {
@@ -581,13 +531,13 @@ export async function serveFetch(
     return { t: 'e', c: 'ERR_BAD_RESPONSE', m: `the fetch handler must return a Response, got ${response === null ? 'null' : typeof response}` };
   }
   const out: ResultHeaders = {};
-  response.headers.forEach((value, name) => {
-    // Set-Cookie's values come one by one (getSetCookie) and go as a line each; the rest come combined.
+  for (const [name, value] of headerPairs(response.headers)) {
+    // Set-Cookie's values come one by one and go as a line each; the rest come combined.
     const prior = out[name];
     if (prior === undefined) out[name] = value;
     else if (name === 'set-cookie') out[name] = typeof prior === 'string' ? [prior, value] : [...prior, value];
     else out[name] = `${prior as string}, ${value}`;
-  });
+  }
   if (response.webSocket !== null) {
     // The connection is the host's to upgrade; the pair's server end stays here (engine/capabilities/websockets).
     const { giveClient } = internal.library<{ giveClient(socket: unknown): number }>('web/websockets');
@@ -657,4 +607,4 @@ function streamedBodyOf(response: Response): Stream | undefined {
   return state.source;
 }
 
-export { Blob, File, FormData };
+export { Blob, File, FormData, Headers };

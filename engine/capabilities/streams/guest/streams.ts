@@ -15,9 +15,11 @@ const Z_SYNC_FLUSH = 2;
 /** Input a CompressionStream holds before it compresses it (deflate's window is 32 KiB, so the ratio hardly changes). */
 const SEGMENT = 64 * 1024;
 
+/** WebIDL's enum: the value converted to a string (its toString's error goes through), then checked. */
 function formatOf(format: unknown, name: string): Format {
-  if (typeof format !== 'string' || !(FORMATS as readonly string[]).includes(format)) throw new TypeError(`${name}: unsupported format ${JSON.stringify(format)} (use gzip, deflate or deflate-raw)`);
-  return format as Format;
+  const text = String(format);
+  if (!(FORMATS as readonly string[]).includes(text)) throw new TypeError(`${name}: unsupported format ${JSON.stringify(text)} (use gzip, deflate or deflate-raw)`);
+  return text as Format;
 }
 
 function chunkBytes(chunk: unknown, name: string): Uint8Array {
@@ -92,9 +94,10 @@ function decompressor(format: Format): Transformer<BufferSource, Uint8Array> {
       const code = (err as { code?: unknown }).code;
       throw typeof code === 'string' && code.startsWith('Z_') ? new TypeError(`DecompressionStream: ${(err as Error).message}`) : err;
     }
-    if (answer.consumed < input.byteLength) throw new TypeError('DecompressionStream: data after the end of the compressed stream');
     if (answer.bytes.byteLength > given) controller.enqueue(answer.bytes.slice(given));
     given = Math.max(given, answer.bytes.byteLength);
+    // The output before the junk is given first (a reader waiting for it gets it), then the error.
+    if (answer.consumed < input.byteLength) throw new TypeError('DecompressionStream: data after the end of the compressed stream');
     tried = total;
   };
   return {

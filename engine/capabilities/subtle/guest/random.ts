@@ -30,7 +30,11 @@ export function makeCrypto(hostRandom: HostBridge['random']): unknown {
           array instanceof BigUint64Array
         )
       ) {
-        throw new TypeError('The data argument must be an integer-type TypedArray');
+        // A DOMException of the WebCrypto standard's name (Node 20 has it too); a TypeError for what is no typed array at all.
+        const DOMException = (globalThis as { DOMException?: new (message: string, name: string) => Error }).DOMException;
+        const message = 'The data argument must be an integer-type TypedArray';
+        if (ArrayBuffer.isView(array) && DOMException) throw new DOMException(message, 'TypeMismatchError');
+        throw new TypeError(message);
       }
       if (array.byteLength > 65536) {
         const err = new Error(`The ArrayBufferView's byte length (${array.byteLength}) exceeds the number of bytes of entropy available via this API (65536)`);

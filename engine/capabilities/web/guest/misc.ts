@@ -13,14 +13,20 @@ const { Event, EventTarget, DOMException } = internal.library<{
 
 /**
  * A deep copy of a value, as a message would carry it (functions and symbols refused, as in
- * browsers). ArrayBuffers in `transfer` are copied like the rest: JavaScript cannot detach the
- * originals here.
+ * browsers). ArrayBuffers in `transfer` are copied like the rest, then the originals detached
+ * (the copy is what moves: the isolate has one heap).
  */
 export function structuredClone<T>(value: T, options?: { transfer?: unknown[] }): T {
-  for (const item of options?.transfer ?? []) {
+  const transfer = [...(options?.transfer ?? [])] as { detached?: boolean; transfer?: () => ArrayBuffer }[];
+  for (const [i, item] of transfer.entries()) {
     if (!(item instanceof ArrayBuffer)) throw new DOMException('structuredClone: only ArrayBuffers can be transferred in islet functions', 'DataCloneError');
+    if (item.detached === true) throw new DOMException('structuredClone: a detached ArrayBuffer cannot be transferred', 'DataCloneError');
+    if (transfer.indexOf(item) !== i) throw new DOMException('structuredClone: an ArrayBuffer is listed twice in transfer', 'DataCloneError');
   }
-  return structuredCopy(value, (message) => new DOMException(message, 'DataCloneError')) as T;
+  const copy = structuredCopy(value, (message) => new DOMException(message, 'DataCloneError')) as T;
+  // Once the value is copied, the transferred buffers are detached (ArrayBuffer.prototype.transfer, see engine/node-flags.ts).
+  for (const item of transfer) item.transfer?.();
+  return copy;
 }
 
 export class MessageEvent extends Event {
@@ -46,10 +52,11 @@ export class MessagePort extends EventTarget {
     b.other = a;
     return [a, b];
   }
-  postMessage(message: unknown): void {
+  /** `transfer` (a list, or `{ transfer }`) detaches the ArrayBuffers in it, as structuredClone's. */
+  postMessage(message: unknown, transfer?: unknown[] | { transfer?: unknown[] }): void {
     const target = this.other;
     if (this.closed || !target || target.closed) return;
-    const data = structuredClone(message);
+    const data = structuredClone(message, { transfer: Array.isArray(transfer) ? transfer : transfer?.transfer });
     setTimeout(() => {
       if (target.closed) return;
       const event = new MessageEvent('message', { data });

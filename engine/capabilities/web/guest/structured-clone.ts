@@ -35,10 +35,19 @@ export function structuredCopy(value: unknown, fail: (message: string) => Error)
       case 'RegExp':
         return keep(new RegExp((v as RegExp).source, (v as RegExp).flags));
       case 'ArrayBuffer':
-        return keep((v as ArrayBuffer).slice(0));
+        return keep(copyBuffer(v as ResizableBuffer, fail));
       case 'DataView': {
         const view = v as DataView;
-        return keep(new DataView(clone(view.buffer) as ArrayBuffer, view.byteOffset, view.byteLength));
+        let offset: number;
+        let length: number;
+        try {
+          offset = view.byteOffset;
+          length = view.byteLength;
+        } catch {
+          // Its buffer was resized under it (or detached): V8's getters throw.
+          throw fail("a DataView out of its buffer's bounds could not be cloned");
+        }
+        return keep(new DataView(clone(view.buffer) as ArrayBuffer, offset, length));
       }
       case 'Map': {
         const copy = keep(new Map());
@@ -73,6 +82,21 @@ export function structuredCopy(value: unknown, fail: (message: string) => Error)
     return copy;
   };
   return clone(value);
+}
+
+interface ResizableBuffer extends ArrayBuffer {
+  readonly resizable?: boolean;
+  readonly maxByteLength?: number;
+  readonly detached?: boolean;
+}
+
+/** A copy of a buffer, resizable as the original is (with its maximum). */
+function copyBuffer(buffer: ResizableBuffer, fail: (message: string) => Error): ArrayBuffer {
+  if (buffer.detached === true) throw fail('a detached ArrayBuffer could not be cloned');
+  if (!buffer.resizable) return buffer.slice(0);
+  const copy = new (ArrayBuffer as unknown as new (length: number, options: object) => ArrayBuffer)(buffer.byteLength, { maxByteLength: buffer.maxByteLength });
+  new Uint8Array(copy).set(new Uint8Array(buffer));
+  return copy;
 }
 
 /** Instances of user classes are cloned as plain objects (their own properties), as the standard does; platform objects are not. */
