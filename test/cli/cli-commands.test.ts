@@ -144,7 +144,7 @@ t.test('upload progress is drawn on a terminal only, not into a pipe or a log', 
 });
 
 t.test('a key of account A cannot deploy, remove, list or read logs of account B (403)', async (t) => {
-  const other = await s.engine.createAccount();
+  const other = await s.createAccount();
   const asOther = { ...env, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: other.apiKey };
   const dir = fixture('deps-node8');
   for (const args of [['deploy', 'greet_deps', '--dir', dir], ['remove', 'greet_deps'], ['list'], ['logs', 'greet_deps']]) {
