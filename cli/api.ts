@@ -55,6 +55,10 @@ export function upload<T>(baseUrl: string, path: string, apiKey: string, content
   const send = url.protocol === 'https:' ? httpsRequest : request;
   return new Promise((resolve, reject) => {
     const req = send(url, {
+      // A connection of its own, as a CLI process always had: run in a test's process (three
+      // deploys at once), Node's keep-alive agent handed an upload a socket the server had dropped
+      // (ECONNRESET).
+      agent: false,
       method: 'PUT',
       headers: { 'content-type': contentType, 'content-length': body.length, 'x-service-api-key': apiKey },
     });

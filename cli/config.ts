@@ -30,15 +30,25 @@ export function configFile(env: NodeJS.ProcessEnv = process.env): string {
 /** Where each credential came from: a variable's name, the login file, or the default. */
 export type Origins = Partial<Record<keyof Credentials, string>>;
 
-/** The origins of the credentials the command loaded last (for the errors it reports). */
-let lastOrigins: Origins = {};
+/**
+ * The origins of the credentials a run loaded last, by the environment it read them from (for the
+ * errors it reports): a test runs several commands at once in one process, each with its own env.
+ */
+const lastOrigins = new WeakMap<NodeJS.ProcessEnv, Origins>();
+
+/** Where the notices of a run go, by the environment it reads (a test's runs in its own process); stderr otherwise. */
+const noticeSinks = new WeakMap<NodeJS.ProcessEnv, (line: string) => void>();
+
+export function sendNotices(env: NodeJS.ProcessEnv, sink: (line: string) => void): void {
+  noticeSinks.set(env, sink);
+}
 
 /**
  * Credentials: ISLET_URL, ISLET_ACCOUNT and ISLET_API_KEY, else the old SERVICE_URL,
  * SERVICE_ACCOUNT_ID and SERVICE_API_KEY (still read, with a one-line notice), else what `islet
  * login` stored. `notice` gets that line (stderr by default).
  */
-export function loadCredentials(env: NodeJS.ProcessEnv = process.env, notice: (line: string) => void = (line) => process.stderr.write(line)): Credentials {
+export function loadCredentials(env: NodeJS.ProcessEnv = process.env, notice: (line: string) => void = noticeSinks.get(env) ?? ((line) => process.stderr.write(line))): Credentials {
   let stored: Partial<Credentials> = {};
   const file = configFile(env);
   try {
@@ -73,7 +83,7 @@ export function loadCredentials(env: NodeJS.ProcessEnv = process.env, notice: (l
     );
   }
   if (ignored.length) notice(`islet: ignoring ${list(ignored)}\n`);
-  lastOrigins = origins;
+  lastOrigins.set(env, origins);
   return { url: (values.url || DEFAULT_URL).replace(/\/+$/, ''), accountId: values.accountId, apiKey: values.apiKey };
 }
 
@@ -81,9 +91,9 @@ function list(names: string[]): string {
   return names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
 }
 
-/** Where the key of the last loaded credentials came from, for a refusal's message (undefined: no key was loaded). */
-export function keyOrigin(): string | undefined {
-  return lastOrigins.apiKey;
+/** Where the key of the credentials last loaded from `env` came from, for a refusal's message (undefined: no key was loaded). */
+export function keyOrigin(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return lastOrigins.get(env)?.apiKey;
 }
 
 export function saveCredentials(credentials: Credentials, env: NodeJS.ProcessEnv = process.env): string {

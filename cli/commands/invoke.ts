@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
+import * as path from 'node:path';
 import { stackBelow } from '../../engine/log-text';
 import { keyOrigin, requireAccount } from '../config';
 import { CliError } from '../errors';
@@ -13,6 +14,8 @@ export interface InvokeOptions {
   /** Prints the status line and the headers before the body, as `curl -i` does. */
   include?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** What `--data @file` is relative to (the current folder by default). */
+  cwd?: string;
   /** Where the answer goes (stdout by default). */
   write?: (chunk: string | Uint8Array) => void;
   /** Standard input, for `--data @-`. */
@@ -35,13 +38,13 @@ export function queryString(pairs: string | string[] | undefined): string {
  * The request body: `--data` inline must be JSON; `@file` and `@-` are read and sent as they are
  * (a body of megabytes does not fit an argument list).
  */
-function requestBody(data: string | undefined, stdin: () => Buffer): Uint8Array | string | undefined {
+function requestBody(data: string | undefined, stdin: () => Buffer, cwd: string): Uint8Array | string | undefined {
   if (data === undefined) return undefined;
   if (data === '@-') return stdin();
   if (data.startsWith('@')) {
     const file = data.slice(1);
     try {
-      return readFileSync(file);
+      return readFileSync(path.resolve(cwd, file));
     } catch (err) {
       throw new CliError(`--data ${data}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
@@ -63,10 +66,11 @@ const TEXT_TYPE = /^(text\/|application\/([\w.+-]*\+)?(json|xml|javascript)\b)/i
  * 400 or more also says its status on stderr (with the user's stack for a failed call) and exits 1.
  */
 export async function invoke(name: string, options: InvokeOptions = {}): Promise<void> {
-  const credentials = requireAccount(options.env ?? process.env);
+  const env = options.env ?? process.env;
+  const credentials = requireAccount(env);
   const write = options.write ?? ((chunk: string | Uint8Array) => process.stdout.write(chunk));
   const method = (options.method ?? 'POST').toUpperCase();
-  const body = requestBody(options.data, options.stdin ?? (() => readFileSync(0)));
+  const body = requestBody(options.data, options.stdin ?? (() => readFileSync(0)), options.cwd ?? process.cwd());
   const rest = options.path ? (options.path.startsWith('/') ? options.path : `/${options.path}`) : '';
   const url = `${credentials.url}/v2/run/${credentials.accountId}/${encodeURIComponent(name)}${rest}${queryString(options.query)}`;
   let response: Response;
@@ -96,18 +100,18 @@ export async function invoke(name: string, options: InvokeOptions = {}): Promise
     write(bytes);
     if (bytes[bytes.byteLength - 1] !== 0x0a && TEXT_TYPE.test(response.headers.get('content-type') ?? '')) write('\n');
   }
-  if (response.status >= 400) throw failure(response.status, statusText, bytes);
+  if (response.status >= 400) throw failure(response.status, statusText, bytes, keyOrigin(env));
 }
 
 /** The one-line status of an answer of 400 or more (an islet error's code and message), and the user's stack. */
-function failure(status: number, statusText: string, bytes: Uint8Array): CliError {
+function failure(status: number, statusText: string, bytes: Uint8Array, origin: string | undefined): CliError {
   let reason = statusText;
   let stack: string | undefined;
   try {
     const error = JSON.parse(Buffer.from(bytes).toString('utf8')) as { errorCode?: unknown; message?: unknown; stack?: unknown };
     if (typeof error.errorCode === 'string') {
       reason = `${error.errorCode}: ${String(error.message)}`;
-      if (['ERR_FORBIDDEN', 'ERR_BAD_KEY', 'ERR_NO_KEY'].includes(error.errorCode) && keyOrigin()) reason += ` (the key came from ${keyOrigin()})`;
+      if (['ERR_FORBIDDEN', 'ERR_BAD_KEY', 'ERR_NO_KEY'].includes(error.errorCode) && origin) reason += ` (the key came from ${origin})`;
       if (typeof error.stack === 'string') stack = stackBelow(String(error.message), error.stack) || undefined;
     }
   } catch {

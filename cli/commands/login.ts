@@ -8,6 +8,8 @@ export interface LoginOptions {
   account?: string;
   key?: string;
   env?: NodeJS.ProcessEnv;
+  /** Whether standard input is a terminal to ask on (by default, whether process.stdin is). */
+  terminal?: boolean;
 }
 
 /** `islet login`: asks for what the flags do not give, checks it with the server, stores it (0600). */
@@ -16,7 +18,7 @@ export async function login(options: LoginOptions = {}): Promise<string> {
   const current = loadCredentials(env);
   let { url, account, key } = options;
   if (url === undefined || account === undefined || key === undefined) {
-    if (!process.stdin.isTTY && (url === undefined || key === undefined)) {
+    if (!(options.terminal ?? process.stdin.isTTY) && (url === undefined || key === undefined)) {
       throw new CliError('login needs --url, --account and --key when not run in a terminal');
     }
     const rl = createInterface({ input: process.stdin, output: process.stderr });

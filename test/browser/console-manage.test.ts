@@ -201,7 +201,7 @@ function run(): void {
   });
 
   t.test('an invoke key may call functions, and the pages say what needs an admin key', async (t) => {
-    const { apiKey } = await s.engine.manage.createKey(s.accountId, { name: 'caller', scope: 'invoke' });
+    const { apiKey } = await s.engine.createKey(s.accountId, { name: 'caller', scope: 'invoke' });
     const invokePage = await browser.newPage();
     await signIn(invokePage, s.consoleUrl, s.accountId, apiKey);
     t.match(await invokePage.getByRole('note').first().textContent(), /invoke.*key.*admin/s, 'the limits of the scope are said');
@@ -229,7 +229,7 @@ function run(): void {
   });
 
   t.test("revoking the session's own key signs the tab out", async (t) => {
-    const { apiKey } = await s.engine.manage.createKey(s.accountId, { name: 'temporary-admin', scope: 'admin' });
+    const { apiKey } = await s.engine.createKey(s.accountId, { name: 'temporary-admin', scope: 'admin' });
     const own = await browser.newPage();
     await signIn(own, s.consoleUrl, s.accountId, apiKey);
     await own.getByRole('link', { name: 'Keys' }).click();

@@ -66,7 +66,7 @@ function run(): void {
 
   t.before(async () => {
     s = await startTestServer();
-    attacker = await s.engine.createAccount();
+    attacker = await s.createAccount();
     const folder = functionFolder(PAGES);
     for (const name of [...Object.keys(CASES), 'json', 'moved', 'form', 'pdf']) {
       await s.engine.deploy(attacker.accountId, { name: `public_${name}`, runtime: 'node8', file: 'function.js', entrypoint: name, env: {} }, { dir: folder });

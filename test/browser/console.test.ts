@@ -198,7 +198,7 @@ function run(): void {
   });
 
   t.test("another tenant's page opened in the console's tab cannot read the signed-in key", async (t) => {
-    const tenant = await s.engine.createAccount();
+    const tenant = await s.createAccount();
     await s.engine.deploy(tenant.accountId, { name: 'public_page', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { dir: functionFolder(PAGE) });
     t.match(await page.evaluate<string>("Object.values(sessionStorage).join(' ')"), s.apiKey, 'the tab is signed in');
     await page.goto(`${s.url}/v2/run/${tenant.accountId}/public_page`);
@@ -223,7 +223,7 @@ function run(): void {
     const path = `${s.consoleUrl}/v2/accounts/${s.accountId}/functions/greeter/logs/live`;
     t.equal((await fetch(path)).status, 401, 'no key');
     t.equal((await fetch(path, { headers: { 'X-Service-Api-Key': 'wrong' } })).status, 403, 'a bad key');
-    const other = await s.engine.createAccount();
+    const other = await s.createAccount();
     t.equal((await fetch(path, { headers: { 'X-Service-Api-Key': other.apiKey } })).status, 403, "another account's key");
     const missingFn = await fetch(`${s.consoleUrl}/v2/accounts/${s.accountId}/functions/nope/logs/live`, { headers: { 'X-Service-Api-Key': s.apiKey } });
     t.equal(missingFn.status, 404);

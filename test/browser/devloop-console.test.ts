@@ -40,8 +40,8 @@ function run(): void {
     await s.deploy('workers', workers, 'handler', { file: 'index.mjs' });
     // Calls of 1 to 30 s, as the history would hold them, over the last minute: recorded into the
     // function's counters and sampled slot by slot (a real call of 30 s is not worth the wait).
-    const stats = s.engine.functionStats.of(s.engine.describe(s.accountId, 'slow')!);
-    const history = s.engine.history!;
+    const stats = s.internals.functionStats.of(s.engine.describe(s.accountId, 'slow')!);
+    const history = s.internals.history!;
     const now = Date.now();
     history.sample(now - 65_000);
     for (let slot = 0; slot < 12; slot++) {

@@ -9,7 +9,7 @@ const probes = fixture('probes-node8');
 async function withServer(limits: Parameters<typeof startTestServer>[0], run: (s: TestServer, other: { accountId: string; apiKey: string }) => Promise<void>): Promise<void> {
   const s = await startTestServer(limits);
   try {
-    const other = await s.engine.createAccount();
+    const other = await s.createAccount();
     for (const [account] of [[s.accountId], [other.accountId]]) {
       await s.engine.deploy(account!, { name: 'ok', runtime: 'node8', file: 'function.js', entrypoint: 'ok', env: {} }, { dir: probes });
       await s.engine.deploy(account!, { name: 'slow', runtime: 'node8', file: 'function.js', entrypoint: 'slow', env: {} }, { dir: probes });
@@ -93,7 +93,7 @@ t.test("an account's own limits (islet account limits, offline) apply when the s
   try {
     const statuses = await Promise.all(Array.from({ length: 5 }, async () => (await again.call('ok')).status));
     t.same(statuses, [200, 200, 200, 200, 200], "the account's own rate, not the server's");
-    const other = await again.engine.createAccount();
+    const other = await again.createAccount();
     await again.engine.deploy(other.accountId, { name: 'ok', runtime: 'node8', file: 'function.js', entrypoint: 'ok', env: {} }, { dir: probes });
     const theirs = [await again.call('ok', { account: other.accountId, key: other.apiKey }), await again.call('ok', { account: other.accountId, key: other.apiKey })];
     t.same(

@@ -3,19 +3,20 @@ import * as path from 'node:path';
 import t from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cliWorkspace, islet, ISLET_BIN, serviceFolder } from '../helpers/cli';
+import { cliWorkspace, islet, ISLET_BIN, isletProcess, serviceFolder } from '../helpers/cli';
 import { fixture, startTestServer, type TestServer } from '../helpers/server';
 import { eventually } from '../helpers/supervised';
 
-// The islet CLI, run as a real executable against a real server: the verbs besides the create →
-// deploy → invoke flow (test/cli/cli.test.ts), in a file of their own so that each file stays well
-// within tap's limit on a loaded machine.
+// The islet CLI against a real server: the verbs besides the create → deploy → invoke flow
+// (test/cli/cli.test.ts), in a file of their own so that each file stays well within tap's limit
+// on a loaded machine. Commands run in this process (test/helpers/cli.ts); --help, --version, an
+// unknown verb's exit status, logs --tail and the terminal's progress run the executable.
 let s: TestServer;
 let env: NodeJS.ProcessEnv;
 let work: string;
 
-// Many CLI processes and deploys: about 50 s alone on 2 cores, near tap's 120 s per file when
-// other suites run beside it. The limit is there to catch a hang, not to time the file.
+// Many deploys: near tap's 120 s per file when other suites run beside it. The limit is there to
+// catch a hang, not to time the file.
 t.setTimeout(300_000);
 
 t.before(async () => {
@@ -33,7 +34,7 @@ t.test('schedules and asynchronous invocations: islet schedules, invoke --async,
   const dir = folder('functions:\n  cron_cli:\n    file: function.js\n    runtime: node8\n    schedule: "* * * * * *"\n    timezone: Europe/Paris\n    retries: 0\n', { 'function.js': source });
   const deployed = await islet(['deploy', 'cron_cli', '--dir', dir], { env });
   t.equal(deployed.code, 0, deployed.stderr);
-  // Waits go through the API: a CLI process per poll would take most of this test's time.
+  // Waits go through the API: a CLI command per poll would take most of this test's time.
   const api = async (p: string, init: RequestInit = {}) => (await fetch(`${s.url}${p}`, { ...init, headers: { 'X-Service-Api-Key': s.apiKey } })).json() as Promise<Record<string, any>>;
   const lastRun = async () => (await api(`/v2/accounts/${s.accountId}/schedules`)).schedules.find((v: { function: string }) => v.function === 'cron_cli')?.last?.status;
   t.ok(await eventually(async () => (await lastRun()) !== undefined, 30_000), 'the schedule ran');
@@ -143,7 +144,7 @@ t.test('upload progress is drawn on a terminal only, not into a pipe or a log', 
 });
 
 t.test('a key of account A cannot deploy, remove, list or read logs of account B (403)', async (t) => {
-  const other = await s.engine.createAccount();
+  const other = await s.createAccount();
   const asOther = { ...env, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: other.apiKey };
   const dir = fixture('deps-node8');
   for (const args of [['deploy', 'greet_deps', '--dir', dir], ['remove', 'greet_deps'], ['list'], ['logs', 'greet_deps']]) {
@@ -195,7 +196,7 @@ t.test('account create (offline) prints a working account; --json is valid JSON'
 });
 
 t.test('--help lists every verb, and every verb has --help with its options', async (t) => {
-  const help = await islet(['--help'], { env });
+  const help = await isletProcess(['--help'], { env });
   for (const verb of ['create', 'deploy', 'invoke', 'remove', 'list', 'logs', 'login', 'show', 'perf', 'serve', 'account', 'invocations', 'schedules']) {
     t.match(help.stdout, new RegExp(`^\\s+${verb}\\b`, 'm'), verb);
   }
@@ -215,8 +216,8 @@ t.test('--help lists every verb, and every verb has --help with its options', as
     const out = (await islet([verb, '--help'], { env })).stdout;
     for (const flag of flags) t.match(out, flag, `${verb} --help shows ${flag}`);
   }
-  t.match((await islet(['--version'], { env })).stdout, /^islet\/\d+\.\d+\.\d+/);
-  const unknown = await islet(['frobnicate'], { env });
+  t.match((await isletProcess(['--version'], { env })).stdout, /^islet\/\d+\.\d+\.\d+/);
+  const unknown = await isletProcess(['frobnicate'], { env });
   t.equal(unknown.code, 1);
   t.match(unknown.stderr, /unknown command "frobnicate"/);
 });

@@ -1,14 +1,15 @@
 import t from 'tap';
-import { cliWorkspace, islet, serviceFolder } from '../helpers/cli';
+import { cliWorkspace, islet, isletProcess, serviceFolder } from '../helpers/cli';
 import { startTestServer, type TestServer } from '../helpers/server';
 
-// The islet CLI, run as a real executable against a real server.
+// The islet CLI against a real server: commands run in this process through the CLI's own entry
+// (test/helpers/cli.ts), the first and the last of each flow through the real executable.
 let s: TestServer;
 let env: NodeJS.ProcessEnv;
 let work: string;
 
-// Many CLI processes and deploys: about 50 s alone on 2 cores, near tap's 120 s per file when
-// other suites run beside it. The limit is there to catch a hang, not to time the file.
+// Deploys and cold starts of both runtimes: near tap's 120 s per file when other suites run beside
+// it. The limit is there to catch a hang, not to time the file.
 t.setTimeout(300_000);
 
 t.before(async () => {
@@ -26,7 +27,7 @@ for (const runtime of ['node8', 'python2']) {
       return;
     }
     const name = `flow_${runtime}`;
-    const created = await islet(['create', runtime, name], { cwd: work, env });
+    const created = await isletProcess(['create', runtime, name], { cwd: work, env });
     t.equal(created.code, 0, created.stderr);
     t.equal(created.stdout, `Created function ${name} in ./${name}\n  (use "islet deploy ${name}" to deploy the function)\n`);
     const again = await islet(['create', runtime, name], { cwd: work, env });
@@ -63,7 +64,7 @@ for (const runtime of ['node8', 'python2']) {
 
     const removed = await islet(['remove', name], { cwd: work, env });
     t.equal(removed.stdout, `Removed function ${name}\n`);
-    const gone = await islet(['invoke', name], { cwd: work, env });
+    const gone = await isletProcess(['invoke', name], { cwd: work, env });
     t.equal(gone.code, 1);
     t.match(gone.stderr, /^islet: 404 ERR_NO_SUCH_FUNCTION/);
   });

@@ -38,7 +38,7 @@ t.before(async () => {
 t.teardown(() => s.stop());
 
 async function entriesOf(name: string): Promise<LogEntry[]> {
-  await s.engine.logs.flush();
+  await s.internals.logs.flush();
   return s.engine.readLogs(s.accountId, name, {});
 }
 

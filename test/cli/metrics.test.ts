@@ -18,7 +18,7 @@ t.before(async () => {
   env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), ISLET_URL: s.url, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: s.apiKey };
   await s.deploy('ok', probes, 'ok');
   await s.deploy('throws', probes, 'throws');
-  other = await s.engine.createAccount();
+  other = await s.createAccount();
   await s.engine.deploy(other.accountId, { name: 'theirs', runtime: 'node8', file: 'function.js', entrypoint: 'ok', env: {} }, { dir: probes });
   for (let i = 0; i < 5; i++) await (await s.call('ok')).text();
   for (let i = 0; i < 2; i++) await (await s.call('throws')).text();
@@ -35,7 +35,7 @@ t.test('a scrape without credentials, with a wrong token or with an invoke key i
   t.match(await none.json(), { errorCode: 'ERR_NO_KEY', message: /admin key .* or the server's metrics token/ });
   t.equal((await scrape({ authorization: 'Bearer wrong' })).status, 401);
   t.equal((await scrape({ 'X-Service-Api-Key': 'isk_nothing' })).status, 403);
-  const invoke = await s.engine.manage.createKey(s.accountId, { name: 'caller', scope: 'invoke' });
+  const invoke = await s.engine.createKey(s.accountId, { name: 'caller', scope: 'invoke' });
   const refused = await scrape({ 'X-Service-Api-Key': invoke.apiKey });
   t.equal(refused.status, 403);
   t.equal(((await refused.json()) as { errorCode: string }).errorCode, 'ERR_FORBIDDEN');
@@ -169,7 +169,7 @@ t.test('a server started without metrics counts nothing: /metrics and stats say 
     t.equal((await quiet.call('throws')).status, 404);
     await quiet.deploy('throws', probes, 'throws');
     await (await quiet.call('throws')).text();
-    t.equal((await quiet.engine.logs.read(quiet.accountId, 'throws', { level: 'error' })).length, 1, 'failed calls are still logged');
+    t.equal((await quiet.internals.logs.read(quiet.accountId, 'throws', { level: 'error' })).length, 1, 'failed calls are still logged');
   } finally {
     await quiet.stop();
   }

@@ -174,7 +174,7 @@ t.test('routes: the version routes answer JSON, need an admin key, and refuse ba
   t.match(((await rollback.json()) as { message: string }).message, /to must be a version number/);
   t.equal((await fetch(`${base}/promote`, { method: 'POST', headers: admin })).status, 200);
   t.equal((await fetch(`${base}/versions`)).status, 401, 'no key');
-  const other = await s.engine.createAccount();
+  const other = await s.createAccount();
   t.equal((await fetch(`${base}/versions`, { headers: { 'X-Service-Api-Key': other.apiKey } })).status, 403, "another account's key");
   const missing = await fetch(`${s.url}/v2/accounts/${s.accountId}/functions/nothing/versions`, { headers: admin });
   t.equal(missing.status, 404);

@@ -10,11 +10,14 @@ import { startNode, type TestNode } from '../helpers/nodes';
 import { postgresMissing, startPostgres, type PrivatePostgres } from '../helpers/postgres';
 import { startTestServer } from '../helpers/server';
 import { eventually } from '../helpers/supervised';
+import type { EngineApi } from '../../engine/api';
 import type { Engine } from '../../engine/engine';
 
 interface Served {
   url: string;
-  engine: Engine;
+  engine: EngineApi;
+  /** The concrete engine: its store's queue of invocations. */
+  internals: Engine;
   stop(): Promise<void>;
 }
 
@@ -161,7 +164,7 @@ function conformance(kind: string, open: () => Promise<{ served: Served; account
       t.equal(body.limit, 'queuedInvocations');
 
       // Fairness: with A's backlog of `bound` slow runs waiting, B's invocation and B's calls do not wait for it.
-      const pendingOfA = () => s.engine.store.jobs.pending(a.id);
+      const pendingOfA = () => s.internals.store.jobs.pending(a.id);
       const bId = await queued(s, b, 'other');
       const bDone = await settled(s, b, bId);
       t.equal(bDone.status, 'succeeded');
@@ -177,9 +180,9 @@ function conformance(kind: string, open: () => Promise<{ served: Served; account
 
 conformance('file store', async () => {
   const served = await startTestServer({ limits: LIMITS });
-  const other = await served.engine.createAccount();
+  const other = await served.createAccount();
   return {
-    served: { url: served.url, engine: served.engine, stop: () => served.stop() },
+    served: { url: served.url, engine: served.engine, internals: served.internals, stop: () => served.stop() },
     accounts: [
       { id: served.accountId, key: served.apiKey },
       { id: other.accountId, key: other.apiKey },
@@ -196,11 +199,11 @@ else {
   conformance('PostgreSQL store', async () => {
     pg = await startPostgres();
     node = await startNode(pg.url, LIMITS);
-    const first = await node.engine.createAccount();
-    const second = await node.engine.createAccount();
+    const first = await node.createAccount();
+    const second = await node.createAccount();
     const n = node;
     return {
-      served: { url: n.url, engine: n.engine, stop: () => n.stop() },
+      served: { url: n.url, engine: n.engine, internals: n.internals, stop: () => n.stop() },
       accounts: [
         { id: first.accountId, key: first.apiKey },
         { id: second.accountId, key: second.apiKey },

@@ -30,7 +30,7 @@ withPostgres(t, (pg) => {
 
   t.test('kill -9 of a node during a deploy, again and again: the old or the new version serves on every node, nothing half-written', async (t) => {
     const observer = await startNode(pg().url);
-    const created = await observer.engine.createAccount();
+    const created = await observer.createAccount();
     const account = client(created.accountId, created.apiKey);
     const padding = `// ${'padding '.repeat(20_000)}\n`;
     t.equal((await account.deploy(observer, 'durable', `exports.handler = () => "v0";\n${padding}`)).status, 201);
@@ -69,8 +69,8 @@ withPostgres(t, (pg) => {
     const split = (n: number) => functionFolder(`exports.handler = () => "split v${n}";\n`);
     await source.engine.deploy(source.accountId, { name: 'split', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { dir: split(1) });
     await source.engine.deploy(source.accountId, { name: 'split', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { dir: split(2) }, { percent: 20 });
-    const invoke = await source.engine.manage.createKey(source.accountId, { name: 'caller', scope: 'invoke' });
-    await source.engine.manage.setAccountLimits(source.accountId, { ratePerSec: 500 });
+    const invoke = await source.engine.createKey(source.accountId, { name: 'caller', scope: 'invoke' });
+    await source.internals.manage.setAccountLimits(source.accountId, { ratePerSec: 500 });
     const versions = ['one', 'two'].map((name) => source.engine.describe(source.accountId, name)!.version);
     await source.stop();
     const url = pg().createDatabase('copied');
@@ -89,7 +89,7 @@ withPostgres(t, (pg) => {
       'the same version numbers',
     );
     t.same(
-      node.engine.catalog.function(source.accountId, 'split')?.record.traffic,
+      node.internals.catalog.function(source.accountId, 'split')?.record.traffic,
       [
         { version: 1, percent: 80 },
         { version: 2, percent: 20 },
@@ -109,11 +109,11 @@ withPostgres(t, (pg) => {
       versions,
     );
     t.same(
-      (await restored.engine.manage.versions(source.accountId, 'split')).versions.map((m) => m.version),
+      (await restored.engine.versions(source.accountId, 'split')).versions.map((m) => m.version),
       [2, 1],
       'both versions of the split',
     );
-    t.same(restored.engine.catalog.function(source.accountId, 'split')?.record.traffic, [
+    t.same(restored.internals.catalog.function(source.accountId, 'split')?.record.traffic, [
       { version: 1, percent: 80 },
       { version: 2, percent: 20 },
     ]);

@@ -12,7 +12,7 @@ withPostgres(t, (pg) => {
 
   t.before(async () => {
     for (let i = 0; i < 3; i++) nodes.push(await startNode(pg().url));
-    const created = await nodes[0]!.engine.createAccount();
+    const created = await nodes[0]!.createAccount();
     accountId = created.accountId;
     account = client(created.accountId, created.apiKey);
   });

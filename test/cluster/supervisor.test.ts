@@ -173,7 +173,11 @@ t.test('a catastrophic out-of-memory in a worker leads to its replacement', asyn
 });
 
 t.test('a worker whose resident memory passes --max-worker-rss is drained and replaced', async (t) => {
-  const deployed = await s.deploy('hoard', 'const kept = new Uint8Array(450 * 1024 * 1024).fill(1);\nexports.handler = () => kept.length;\n', { memoryMb: 1024 });
+  // Filled at the first call, not at load: on a loaded machine (a load of 12) filling 450 MB while
+  // the deploy validated the code passed the 10 s a load may take. The call has a timeout that only
+  // memory, not time, should reach.
+  const source = 'let kept;\nexports.handler = () => {\n  if (!kept) kept = new Uint8Array(450 * 1024 * 1024).fill(1);\n  return kept.length;\n};\n';
+  const deployed = await s.deploy('hoard', source, { memoryMb: 1024, timeoutMs: 60_000 });
   t.equal(deployed.status, 201, `deployed: ${await deployed.text()}`);
   const before = await s.health();
   const logged = s.stderr.length;

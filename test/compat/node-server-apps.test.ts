@@ -284,7 +284,7 @@ t.test('after server.close() the function answers no more calls through it, and 
 });
 
 t.test("another account's server app never gets this account's calls, whatever it listens to", async (t) => {
-  const other = await s.engine.createAccount();
+  const other = await s.createAccount();
   const greedy = functionFolder(`
     const http = require('http');
     http.createServer((req, res) => res.end('account B: ' + req.url)).listen(3000);

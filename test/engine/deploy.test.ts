@@ -134,7 +134,7 @@ t.test('removing a function makes it 404 at once', async (t) => {
 t.test('a restart on the same data directory serves every function', async (t) => {
   const names = s.engine.list(s.accountId).map((m) => m.name);
   t.ok(names.length >= 3);
-  const logsBefore = await s.engine.logs.read(s.accountId, 'deps');
+  const logsBefore = await s.internals.logs.read(s.accountId, 'deps');
   t.ok(logsBefore.length > 0, 'calls were logged');
   const { dataDir, accountId, apiKey } = s;
   await s.stop();
@@ -148,7 +148,7 @@ t.test('a restart on the same data directory serves every function', async (t) =
   t.equal(await (await s.call('evolving', { query: 'name=x' })).text(), '"Hi x! (v2, from json)"');
   t.equal(await (await s.call('from_tar')).text(), '"Hi World! (v2, from json)"');
   t.equal((await s.call('deps', { key: null })).status, 401, 'keys survive the restart as hashes');
-  const logsAfter = await s.engine.logs.read(s.accountId, 'deps');
+  const logsAfter = await s.internals.logs.read(s.accountId, 'deps');
   t.same(logsAfter.slice(0, logsBefore.length), logsBefore, 'logs survive the restart');
 });
 

@@ -21,7 +21,7 @@ t.teardown(() => s.stop());
 const call = (functionName: string) => s.invoke(functionName, { headers: { 'content-type': 'application/json' }, body });
 
 function instanceOf(name: string): IsolateInstance {
-  const cache = (s.engine as unknown as { pool: { cache: Map<string, { instances: IsolateInstance[] }> } }).pool.cache;
+  const cache = (s.internals as unknown as { pool: { cache: Map<string, { instances: IsolateInstance[] }> } }).pool.cache;
   for (const [key, group] of cache) if (key.includes(`/${name}/`) && group.instances[0]) return group.instances[0];
   throw new Error(`no warm instance of ${name}`);
 }

@@ -36,7 +36,7 @@ t.test('a failed key-use write is logged with its code and task, and counted in 
   t.teardown(() => s.stop());
   await s.deploy('ok', fixture('probes-node8'), 'ok');
   t.equal((await s.call('ok')).status, 200);
-  const lines = await serverLogOf(() => s.engine.keyUses.flush());
+  const lines = await serverLogOf(() => s.internals.keyUses.flush());
   t.ok(refused > 0, 'the store was asked');
   const line = lines.find((l) => l.task === 'key-use-write');
   t.match(line, { level: 'warn', code: 'ERR_BACKGROUND', task: 'key-use-write', err: { message: 'EIO: the disk said no' } }, JSON.stringify(lines));

@@ -2,9 +2,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { packFolder } from '../../cli/pack';
+import type { EngineApi } from '../../engine/api';
 import type { Engine } from '../../engine/engine';
 import type { Limits } from '../../engine/limits';
-import type { Store } from '../../engine/store/store';
+import type { NewAccount, Store } from '../../engine/store/store';
 import { startServer, type RunningServer } from '../../http/server';
 import { openEngine } from '../../supervisor/compose';
 import { functionFolder } from './functions';
@@ -16,7 +17,12 @@ import { functionFolder } from './functions';
  */
 export interface TestNode {
   url: string;
-  engine: Engine;
+  /** The engine as the node's HTTP server holds it: calls and management (engine/api.ts). */
+  engine: EngineApi;
+  /** The concrete engine, for a test that must reach what neither interface offers (catalog, store, logs…). */
+  internals: Engine;
+  /** A new account with its admin key. */
+  createAccount(): Promise<NewAccount>;
   store: Store;
   server: RunningServer;
   dataDir: string;
@@ -31,6 +37,8 @@ export async function startNode(storeUrl: string, limits: Partial<Limits> = {}, 
   return {
     url: server.url,
     engine,
+    internals: engine,
+    createAccount: () => engine.createAccount(),
     store,
     server,
     dataDir,

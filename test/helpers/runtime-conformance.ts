@@ -135,7 +135,7 @@ export function runtimeConformance(t: Test, server: () => TestServer, impl: Runt
     const res = await call('logs');
     const requestId = (await res.json()) as string;
     t.equal(requestId, res.headers.get('x-service-request-id'));
-    const entries = (await server().engine.logs.read(server().accountId, fn('logs'))).filter((e) => e.requestId === requestId);
+    const entries = (await server().internals.logs.read(server().accountId, fn('logs'))).filter((e) => e.requestId === requestId);
     t.ok(
       entries.some((e) => e.message === `conformance line ${requestId}`),
       'the printed line, with the request id',

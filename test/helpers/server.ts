@@ -3,9 +3,10 @@ import { DISK_TMP } from './scratch';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import type { EngineApi } from '../../engine/api';
 import type { Engine, InvokeResponse } from '../../engine/engine';
 import type { Limits } from '../../engine/limits';
-import type { Store } from '../../engine/store/store';
+import type { NewAccount, Store } from '../../engine/store/store';
 import { startServer, type RunningServer } from '../../http/server';
 import { openEngine, type ComposeOptions } from '../../supervisor/compose';
 
@@ -20,7 +21,13 @@ export function fixture(name: string): string {
 }
 
 export interface TestServer {
-  engine: Engine;
+  /** The engine as the HTTP server holds it: calls and management (engine/api.ts). */
+  engine: EngineApi;
+  /**
+   * The concrete engine, for a test that must reach what neither interface offers: its log store,
+   * catalog, store, pool, counters.
+   */
+  internals: Engine;
   server: RunningServer;
   url: string;
   /** The console's origin (its own port): the console is at `${consoleUrl}/console/`. */
@@ -32,6 +39,8 @@ export interface TestServer {
   deploy(name: string, folder: string, entrypoint: string, extra?: Record<string, unknown>): Promise<void>;
   /** The same for a python2 function in `function.py`. */
   deployPython(name: string, folder: string, entrypoint: string, extra?: Record<string, unknown>): Promise<void>;
+  /** A new account with its admin key (what `islet account create` makes). */
+  createAccount(): Promise<NewAccount>;
   /** Calls a function over HTTP. */
   call(name: string, init?: CallInit): Promise<Response>;
   /** Calls a function through the engine, without HTTP (for input HTTP cannot carry, or for load). */
@@ -77,6 +86,7 @@ async function attach(engine: Engine, store: Store, dataDir: string, accountId: 
   const server = await startServer({ engine, host: '127.0.0.1', port: 0, consolePort: 0, metricsToken });
   const t: TestServer = {
     engine,
+    internals: engine,
     server,
     url: server.url,
     consoleUrl: server.consoleUrl!,
@@ -89,6 +99,7 @@ async function attach(engine: Engine, store: Store, dataDir: string, accountId: 
     async deployPython(name, folder, entrypoint, extra = {}) {
       await engine.deploy(accountId, { name, runtime: 'python2', file: 'function.py', entrypoint, env: {}, ...extra }, { dir: folder });
     },
+    createAccount: () => engine.createAccount(),
     call(name, init = {}) {
       const headers: Record<string, string> = { ...init.headers };
       const key = init.key === undefined ? apiKey : init.key;

@@ -100,7 +100,7 @@ t.test('binary bodies, HEAD, redirects and refusals come back as the function po
   const noKey = (await (await invoke({ function: 'echo' })).json()) as ConsoleAnswer;
   t.equal(noKey.status, 401);
   t.equal(JSON.parse(Buffer.from(noKey.body, 'base64').toString()).errorCode, 'ERR_NO_KEY');
-  const other = await s.engine.createAccount();
+  const other = await s.createAccount();
   const otherKey = (await (await invoke({ function: 'echo', headers: { 'X-Service-Api-Key': other.apiKey } })).json()) as ConsoleAnswer;
   t.equal(otherKey.status, 403, "another account's key is refused as on the function port");
 });

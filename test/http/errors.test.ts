@@ -42,11 +42,11 @@ t.test('401 ERR_NO_KEY: secured function without a key', async (t) => {
 
 t.test('403 ERR_BAD_KEY: wrong key, or a key of another account', async (t) => {
   await expectError(t, await s.call('ok', { key: 'isk_wrong' }), 403, 'ERR_BAD_KEY');
-  const other = await s.engine.createAccount();
+  const other = await s.createAccount();
   await expectError(t, await s.call('ok', { key: other.apiKey }), 403, 'ERR_BAD_KEY');
-  t.ok(s.engine.catalog.verifyKey(other.accountId, other.apiKey), 'the other key is valid for its own account (and now remembered)');
+  t.ok(s.internals.catalog.verifyKey(other.accountId, other.apiKey), 'the other key is valid for its own account (and now remembered)');
   await expectError(t, await s.call('ok', { key: other.apiKey }), 403, 'ERR_BAD_KEY');
-  t.notOk(s.engine.catalog.verifyKey(s.accountId, other.apiKey), 'a remembered key still matches only its own account');
+  t.notOk(s.internals.catalog.verifyKey(s.accountId, other.apiKey), 'a remembered key still matches only its own account');
   // The auth order: a bad key is 403 even when the function does not exist.
   await expectError(t, await s.call('does_not_exist', { key: other.apiKey }), 403, 'ERR_BAD_KEY');
   await expectError(t, await s.call('does_not_exist', { key: null }), 401, 'ERR_NO_KEY');

@@ -95,7 +95,7 @@ async function errorOf(res: Response): Promise<Record<string, unknown>> {
   return (await res.json()) as Record<string, unknown>;
 }
 
-const inflight = (server: TestServer, name: string) => server.engine.functionStats.of(server.engine.describe(server.accountId, name)!).inflight;
+const inflight = (server: TestServer, name: string) => server.internals.functionStats.of(server.engine.describe(server.accountId, name)!).inflight;
 
 t.test('request.body is read as it arrives: the function answers while the client still holds the rest', async (t) => {
   const req = post(s, 'first');

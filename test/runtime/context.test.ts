@@ -108,7 +108,7 @@ t.test('bytes returned by a handler are sent raw as application/octet-stream', a
 t.test('console output goes to the function logs with the request id', async (t) => {
   const res = await s.call('log');
   const requestId = (await res.json()) as string;
-  const entries = await s.engine.logs.read(s.accountId, 'log');
+  const entries = await s.internals.logs.read(s.accountId, 'log');
   const mine = entries.filter((e) => e.requestId === requestId);
   t.match(mine.find((e) => e.level === 'info')?.message, /^hello from the log \{ n: 1 \}$/);
   t.equal(mine.find((e) => e.level === 'error')?.message, 'an error line');
@@ -142,7 +142,7 @@ t.test('timers: a cleared timeout never fires, others fire in order, an interval
 t.test('a console flood keeps the function logs bounded', async (t) => {
   const res = await s.call('flood');
   t.equal(await res.json(), 'flooded');
-  const entries = await s.engine.logs.read(s.accountId, 'flood');
+  const entries = await s.internals.logs.read(s.accountId, 'flood');
   t.ok(entries.length < 50_000, `${entries.length} lines kept of 50,000 printed`);
   const { statSync, readdirSync } = await import('node:fs');
   const dir = `${s.dataDir}/logs/${s.accountId}`;

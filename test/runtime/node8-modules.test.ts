@@ -69,7 +69,7 @@ t.test('TypeScript is compiled at deploy; its errors point at the .ts line and c
   t.match(body.stack, /^RangeError: failed on purpose in TypeScript\n\s+at handler \(\/src\/app\.ts:12:41\)/, 'the frame is the .ts file, line 12, column 41');
   await s.invoke('ts', { query: 'log=1' });
   // The console's error line (a failed call's own error line carries its code).
-  const logged = (await s.engine.logs.read(s.accountId, 'ts')).find((e) => e.level === 'error' && !e.code);
+  const logged = (await s.internals.logs.read(s.accountId, 'ts')).find((e) => e.level === 'error' && !e.code);
   t.match(logged?.message, /^Error: logged from TypeScript\n\s+at handler \(\/src\/app\.ts:13:48\)/, 'a stack written to the logs points into the .ts file too');
 });
 

@@ -84,7 +84,7 @@ t.test('the request object, os.environ and print/logging', async (t) => {
 
   await s.deployPython('py_print', probes, 'printing');
   const requestId = (await (await s.call('py_print')).json()) as string;
-  const logs = (await s.engine.logs.read(s.accountId, 'py_print')).filter((e) => e.requestId === requestId);
+  const logs = (await s.internals.logs.read(s.accountId, 'py_print')).filter((e) => e.requestId === requestId);
   t.ok(
     logs.some((e) => e.level === 'info' && e.message === 'hello from print 42'),
     'print goes to the logs',

@@ -155,7 +155,7 @@ t.test('an upgrade answers 101 with the call headers; refused ones answer as /v2
   const badKey = await upgrade(s, `${s.accountId}/ws`, { 'X-Service-Api-Key': 'not-a-key' });
   t.equal(badKey.status, 403);
   t.equal(badKey.json.errorCode, 'ERR_BAD_KEY');
-  const other = await s.engine.createAccount();
+  const other = await s.createAccount();
   await s.engine.deploy(other.accountId, { name: 'theirs', runtime: 'node8', file: 'worker.mjs', entrypoint: 'default', env: {} }, { dir: fixture('websockets-node8') });
   const theirs = await upgrade(s, `${other.accountId}/theirs`, { 'X-Service-Api-Key': s.apiKey });
   t.equal(theirs.status, 403, "another account's function, with this account's key");
@@ -195,7 +195,7 @@ t.test('the instance is neither frozen nor evicted while it holds a WebSocket', 
 });
 
 t.test('connections per account are bounded; an upgrade past it is 429', async (t) => {
-  t.ok(await eventually(() => s.engine.connections.of(s.accountId) === 0, 15_000), 'the earlier tests closed theirs');
+  t.ok(await eventually(() => s.internals.connections.of(s.accountId) === 0, 15_000), 'the earlier tests closed theirs');
   const open = [await connect(s, 'ws'), await connect(s, 'public_ws', '', null), await connect(s, 'ws')];
   const refused = await upgrade(s, `${s.accountId}/public_ws`, {});
   t.equal(refused.status, 429);
@@ -203,7 +203,7 @@ t.test('connections per account are bounded; an upgrade past it is 429', async (
   t.match(refused.json.message, /3 WebSocket connections open, its limit/);
   open[0]!.ws.close(1000);
   await open[0]!.closed;
-  t.ok(await eventually(() => s.engine.connections.of(s.accountId) === 2, 15_000), 'a closed connection is given back');
+  t.ok(await eventually(() => s.internals.connections.of(s.accountId) === 2, 15_000), 'a closed connection is given back');
   const again = await connect(s, 'ws');
   for (const c of [open[1]!, open[2]!, again]) {
     c.ws.close(1000);

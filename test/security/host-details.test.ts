@@ -18,9 +18,9 @@ t.test('/healthz: {"status":"ok"} to anyone; the operator sees everything; an ad
   t.teardown(() => s.stop());
   await s.deploy('hello', hello(), 'handler');
   t.equal((await s.call('hello')).status, 200);
-  const other = await s.engine.createAccount();
+  const other = await s.createAccount();
   await s.engine.deploy(other.accountId, { name: 'theirs', runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }, { dir: hello() });
-  const invoke = await s.engine.store.createKey(s.accountId, { name: 'caller', scope: 'invoke' });
+  const invoke = await s.internals.store.createKey(s.accountId, { name: 'caller', scope: 'invoke' });
 
   const anyone = await fetch(`${s.url}/healthz`);
   t.equal(anyone.status, 200);
@@ -79,8 +79,8 @@ t.test('ERR_INTERNAL: the caller and the function logs get a message naming the 
     .find((entry) => entry.requestId === body.requestId);
   t.match(line, { level: 'error', code: 'ERR_INTERNAL', requestId: body.requestId }, `the server's log has a JSON line with the request id: ${logged.join(' | ').slice(0, 300)}`);
   t.match(line?.err.message, dataDir, 'and the detail');
-  await s.engine.logs.flush();
-  const lines = JSON.stringify(await s.engine.logs.read(accountId, 'ok'));
+  await s.internals.logs.flush();
+  const lines = JSON.stringify(await s.internals.logs.read(accountId, 'ok'));
   t.match(lines, body.requestId, "the function's logs have the failed call");
   t.notMatch(lines, dataDir, 'but no host path');
   t.notMatch(lines, /ENOENT/, 'nor host error text');
@@ -92,7 +92,7 @@ t.test('postgres store: /healthz never shows the database URL or its password', 
       const url = pg().createDatabase('health').replace('postgres://islet@', 'postgres://islet:hunter2-secret@');
       const node = await startNode(url, {}, TOKEN);
       t.teardown(() => node.stop());
-      const { apiKey } = await node.engine.createAccount();
+      const { apiKey } = await node.createAccount();
       const operator = await (await fetch(`${node.url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
       t.notMatch(operator, 'hunter2', 'no password for the operator either');
       t.match(operator, /"description":"PostgreSQL at 127\.0\.0\.1:\d+\/health"/);

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import t, { type Test } from 'tap';
 import { containedPath } from '../../engine/contained-path';
+import type { EngineApi } from '../../engine/api';
 import type { Engine } from '../../engine/engine';
 import type { Store } from '../../engine/store/store';
 import { functionFolder } from '../helpers/functions';
@@ -17,7 +18,9 @@ import { startTestServer } from '../helpers/server';
 
 interface TwoAccounts {
   url: string;
-  engine: Engine;
+  engine: EngineApi;
+  /** The concrete engine: its catalog and log store. */
+  internals: Engine;
   store: Store;
   a: { id: string; key: string };
   b: { id: string; key: string };
@@ -62,24 +65,26 @@ async function storeView(store: Store, b: string): Promise<string> {
 
 async function fileServer(): Promise<TwoAccounts> {
   const s = await startTestServer({ limits: { pythonSpare: false } });
-  const { a, b } = await populate(s.engine);
+  const { a, b } = await populate(s.internals);
   return {
     url: s.url,
     engine: s.engine,
-    store: s.engine.store,
+    internals: s.internals,
+    store: s.internals.store,
     a,
     b,
-    snapshotB: async () => `${await storeView(s.engine.store, b.id)}\n${tree(path.join(s.dataDir, 'functions', b.id))}\n${tree(path.join(s.dataDir, 'logs', b.id))}`,
+    snapshotB: async () => `${await storeView(s.internals.store, b.id)}\n${tree(path.join(s.dataDir, 'functions', b.id))}\n${tree(path.join(s.dataDir, 'logs', b.id))}`,
     stop: () => s.stop(),
   };
 }
 
 async function postgresServer(url: string): Promise<TwoAccounts> {
   const node = await startNode(url);
-  const { a, b } = await populate(node.engine);
+  const { a, b } = await populate(node.internals);
   return {
     url: node.url,
     engine: node.engine,
+    internals: node.internals,
     store: node.store,
     a,
     b,
@@ -158,7 +163,7 @@ function attacks(t: Test, open: () => Promise<TwoAccounts>): void {
       t.equal(await s.snapshotB(), before, `after ${method} …${suffix}: B's versions, traffic, keys, files and logs are untouched`);
     }
     t.same(s.engine.list(s.a.id), [], "A's list shows no function of B's");
-    t.equal(s.engine.catalog.list(s.a.id).length, 0, "no record of B's got into A's part of the catalog");
+    t.equal(s.internals.catalog.list(s.a.id).length, 0, "no record of B's got into A's part of the catalog");
   });
 
   t.test('a refusal names the rule, and echoes at most 140 characters of the name', async (t) => {
@@ -252,7 +257,7 @@ function attacks(t: Test, open: () => Promise<TwoAccounts>): void {
     await refusedOrEmpty('setTraffic', () => s.store.setTraffic(s.a.id, escape, [{ version: 1, percent: 100 }]));
     await refusedOrEmpty('remove', () => s.store.remove(s.a.id, escape));
     await refusedOrEmpty('remove (account)', () => s.store.remove(`${s.a.id}/..`, `${s.b.id}`));
-    await refusedOrEmpty('logs', () => s.engine.logs.read(`${s.a.id}/../${s.b.id}`, 'fn').then((lines) => (lines.length ? lines : undefined)));
+    await refusedOrEmpty('logs', () => s.internals.logs.read(`${s.a.id}/../${s.b.id}`, 'fn').then((lines) => (lines.length ? lines : undefined)));
     t.equal(await s.snapshotB(), before);
   });
 }

@@ -1,14 +1,16 @@
 import { readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import t, { type Test } from 'tap';
-import type { Engine } from '../../engine/engine';
 import type { FunctionSpec } from '../../engine/manifest';
 import { functionFolder } from '../helpers/functions';
 import { startNode } from '../helpers/nodes';
 import { withPostgres } from '../helpers/postgres';
 import { parseServeOptions } from '../../supervisor/options';
 import { islet } from '../helpers/cli';
-import { reopenTestServer, startTestServer } from '../helpers/server';
+import { reopenTestServer, startTestServer, type TestServer } from '../helpers/server';
+
+/** A server on either store (a test server, or a node on PostgreSQL). */
+type Served = Pick<TestServer, 'engine' | 'internals' | 'createAccount' | 'url' | 'stop'>;
 
 // Finding 9 of issue 22: nothing bounded what an account keeps (three deploys of a 717 KB upload
 // added 600 MB; functions and versions were unbounded; a full disk stops every tenant). Per-account
@@ -28,11 +30,11 @@ async function refusal(work: Promise<unknown>): Promise<{ code?: string; status?
 }
 
 /** The function-count quota on any store: the count, concurrent deploys, an account's own limit. */
-function functionCount(t: Test, open: () => Promise<{ engine: Engine; url: string; stop(): Promise<void> }>): void {
+function functionCount(t: Test, open: () => Promise<Served>): void {
   t.test('at most N functions: the N+1th is refused with ERR_QUOTA_EXCEEDED, a new version of one is not', async (t) => {
     const s = await open();
     t.teardown(() => s.stop());
-    const { accountId, apiKey } = await s.engine.createAccount();
+    const { accountId, apiKey } = await s.createAccount();
     await s.engine.deploy(accountId, spec('one'), { dir: small() });
     await s.engine.deploy(accountId, spec('two'), { dir: small() });
     const third = await refusal(s.engine.deploy(accountId, spec('three'), { dir: small() }));
@@ -51,7 +53,7 @@ function functionCount(t: Test, open: () => Promise<{ engine: Engine; url: strin
       ['one', 'three'],
       'a removal makes room',
     );
-    const other = await s.engine.createAccount();
+    const other = await s.createAccount();
     await s.engine.deploy(other.accountId, spec('one'), { dir: small() });
     await s.engine.deploy(other.accountId, spec('two'), { dir: small() });
     t.equal(s.engine.list(other.accountId).length, 2, 'each account has its own count');
@@ -60,7 +62,7 @@ function functionCount(t: Test, open: () => Promise<{ engine: Engine; url: strin
   t.test('deploys of new functions at once cannot pass the quota together', async (t) => {
     const s = await open();
     t.teardown(() => s.stop());
-    const { accountId } = await s.engine.createAccount();
+    const { accountId } = await s.createAccount();
     const outcomes = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((name) => refusal(s.engine.deploy(accountId, spec(name), { dir: small() }))));
     t.equal(outcomes.filter((o) => o.code === undefined).length, 2, 'two deployed');
     t.equal(outcomes.filter((o) => o.code === 'ERR_QUOTA_EXCEEDED').length, 3, 'three refused');
@@ -70,38 +72,38 @@ function functionCount(t: Test, open: () => Promise<{ engine: Engine; url: strin
   t.test("an account's own limit overrides the server's", async (t) => {
     const s = await open();
     t.teardown(() => s.stop());
-    const { accountId } = await s.engine.createAccount();
-    await s.engine.manage.setAccountLimits(accountId, { maxFunctions: 1 });
+    const { accountId } = await s.createAccount();
+    await s.internals.manage.setAccountLimits(accountId, { maxFunctions: 1 });
     await s.engine.deploy(accountId, spec('one'), { dir: small() });
     t.match(await refusal(s.engine.deploy(accountId, spec('two'), { dir: small() })), { code: 'ERR_QUOTA_EXCEEDED', message: /quota of 1 function \(it has 1\)/ });
   });
 }
 
 /** The code quota on any store: kept versions' bytes, what a deploy's pruning frees, an account's own keep. */
-function codeBytes(t: Test, open: () => Promise<{ engine: Engine; stop(): Promise<void> }>): void {
+function codeBytes(t: Test, open: () => Promise<Served>): void {
   t.test('code kept: a version that would pass the quota is refused naming it and the usage; pruning makes room', async (t) => {
     const s = await open();
     t.teardown(() => s.stop());
-    const { accountId } = await s.engine.createAccount();
+    const { accountId } = await s.createAccount();
     await s.engine.deploy(accountId, spec('big'), { dir: sized(40, 'v1') });
     await s.engine.deploy(accountId, spec('big'), { dir: sized(40, 'v2') });
     const third = await refusal(s.engine.deploy(accountId, spec('big'), { dir: sized(40, 'v3') }));
     t.equal(third.code, 'ERR_QUOTA_EXCEEDED');
     t.match(third.message, new RegExp(`account ${accountId} is over its quota of 0\\.1 MB of code: it keeps 0\\.1 MB in 2 versions, and this version \\(0\\.0 MB\\) would take it to 0\\.1 MB`));
     t.same(
-      (await s.engine.manage.versions(accountId, 'big')).versions.map((m) => m.version),
+      (await s.engine.versions(accountId, 'big')).versions.map((m) => m.version),
       [2, 1],
       'nothing was stored',
     );
     t.match(await refusal(s.engine.deploy(accountId, spec('other'), { dir: sized(40, 'o') })), { code: 'ERR_QUOTA_EXCEEDED' }, 'the quota is the whole account’s');
-    await s.engine.manage.setAccountLimits(accountId, { keepVersions: 2 });
+    await s.internals.manage.setAccountLimits(accountId, { keepVersions: 2 });
     await s.engine.deploy(accountId, spec('big'), { dir: sized(40, 'v3') });
     t.same(
-      (await s.engine.manage.versions(accountId, 'big')).versions.map((m) => m.version),
+      (await s.engine.versions(accountId, 'big')).versions.map((m) => m.version),
       [3, 2],
       'the account keeps 2 versions: version 1 was pruned, which made room',
     );
-    await s.engine.manage.setAccountLimits(accountId, { keepVersions: 2, maxCodeBytes: 1024 * KB });
+    await s.internals.manage.setAccountLimits(accountId, { keepVersions: 2, maxCodeBytes: 1024 * KB });
     await s.engine.deploy(accountId, spec('other'), { dir: sized(40, 'o') });
     t.ok(s.engine.describe(accountId, 'other'), "the account's own quota overrides the server's");
   });
@@ -124,20 +126,20 @@ t.test('file store', async (t) => {
     t.teardown(() => s.stop());
     const noisy = functionFolder("exports.handler = (body, ctx) => { console.log(ctx.request.query.n + ' ' + 'x'.repeat(8000)); return 1; };\n");
     for (const name of ['a', 'b', 'c']) await s.deploy(name, noisy, 'handler');
-    const other = await s.engine.createAccount();
-    await s.engine.manage.setAccountLimits(other.accountId, { maxLogBytes: 64 * 1024 * KB });
+    const other = await s.createAccount();
+    await s.internals.manage.setAccountLimits(other.accountId, { maxLogBytes: 64 * 1024 * KB });
     await s.engine.deploy(other.accountId, spec('loud'), { dir: noisy });
     for (let i = 0; i < 40; i++) {
       await s.invoke('loud', { account: other.accountId, key: other.apiKey, query: `n=${i}` });
       for (const name of ['a', 'b', 'c']) await s.invoke(name, { query: `n=${i}` });
-      if (i % 10 === 9) await s.engine.logs.flush();
+      if (i % 10 === 9) await s.internals.logs.flush();
     }
-    await s.engine.logs.flush();
+    await s.internals.logs.flush();
     const mine = folderBytes(path.join(s.dataDir, 'logs', s.accountId));
     t.ok(mine <= 256 * KB, `the account's log files weigh ${Math.round(mine / KB)} KB (quota 256 KB; 40 calls of 3 functions wrote about 970 KB)`);
-    const last = await s.engine.logs.read(s.accountId, 'c');
+    const last = await s.internals.logs.read(s.accountId, 'c');
     t.match(last.filter((e) => e.level === 'info').at(-1)?.message, /^39 x/, 'the newest lines are kept');
-    const theirs = await s.engine.logs.read(other.accountId, 'loud');
+    const theirs = await s.internals.logs.read(other.accountId, 'loud');
     t.equal(
       theirs.filter((e) => e.level === 'info').length,
       40,
