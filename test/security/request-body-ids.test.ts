@@ -46,7 +46,7 @@ let other: { accountId: string; apiKey: string };
 
 t.before(async () => {
   s = await startTestServer();
-  other = await s.engine.createAccount();
+  other = await s.createAccount();
   await s.deploy('victim', functionFolder(VICTIM), 'default', { timeoutMs: 60_000 });
   await s.deploy('prober_same', functionFolder(PROBER), 'default', { timeoutMs: 60_000 });
   await s.engine.deploy(other.accountId, { name: 'prober_other', runtime: 'node8', file: 'function.js', entrypoint: 'default', env: {}, timeoutMs: 60_000 }, { dir: functionFolder(PROBER) });
