@@ -52,6 +52,37 @@ t.test('each chunk is sent as the function makes it: the first event arrives bef
   t.equal(rest, 'data: second\n\n');
 });
 
+/** The `_count` of a histogram of the streams function in a scrape of /metrics (0 when it has none yet). */
+async function histogramCount(name: string): Promise<number> {
+  const text = await (await fetch(`${s.url}/metrics`, { headers: { 'X-Service-Api-Key': s.apiKey } })).text();
+  const m = new RegExp(`^${name}_count\\{account="${s.accountId}",function="streams"\\} (\\d+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+t.test("the call's log line and /metrics record a streamed answer's time to its first byte and to its end", async (t) => {
+  const firstBefore = await histogramCount('islet_function_stream_first_byte_seconds');
+  const endBefore = await histogramCount('islet_function_stream_end_seconds');
+  const res = await fetch(url('streams', '/paced', 'first=300&end=600'), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  t.equal(await res.text(), 'first, last');
+  const requestId = res.headers.get('x-service-request-id');
+  let line: string | undefined;
+  t.ok(
+    await eventually(async () => {
+      line = (await s.engine.readLogs(s.accountId, 'streams', {})).find((e) => e.level === 'call' && e.requestId === requestId)?.message;
+      return line !== undefined;
+    }, 10_000),
+    'the call is logged',
+  );
+  const m = /^GET 200 [\d.]+ ms handler, [\d.]+ ms total, first byte ([\d.]+) ms, end ([\d.]+) ms$/.exec(line ?? '');
+  t.ok(m, `the line has both times: ${line}`);
+  // Lower bounds only: a loaded machine makes any call slower, never faster.
+  t.ok(Number(m?.[1]) >= 300, `the first byte came after the function's 300 ms (${m?.[1]} ms)`);
+  t.ok(Number(m?.[2]) >= 600, `the end after its 600 ms (${m?.[2]} ms)`);
+  t.ok(Number(m?.[2]) > Number(m?.[1]), 'the end after the first byte');
+  t.ok(await eventually(async () => (await histogramCount('islet_function_stream_first_byte_seconds')) === firstBefore + 1, 10_000), "the first byte's histogram counted it");
+  t.ok(await eventually(async () => (await histogramCount('islet_function_stream_end_seconds')) === endBefore + 1, 10_000), "the end's histogram counted it");
+});
+
 t.test('a slow client holds the stream back: nothing is pulled while the socket is full', async (t) => {
   const res = await undiciRequest(url('streams', '/endless'), { headers: { 'X-Service-Api-Key': s.apiKey } });
   t.equal(res.statusCode, 200);
