@@ -108,6 +108,18 @@ t.test('a client that goes away cancels the stream; the call is logged as ERR_CL
   t.ok(await eventually(async () => (await logLines('streams')).some((e) => e.level === 'call' && / 499 .*ERR_CLIENT_GONE$/.test(e.message)), 10_000), 'the call line says the client went away');
 });
 
+t.test("a client that goes away aborts the request's signal", async (t) => {
+  const res = await undiciRequest(url('streams', '/signal'), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  for await (const chunk of res.body) {
+    t.ok((chunk as Buffer).byteLength > 0, 'a chunk came');
+    break;
+  }
+  t.ok(
+    await eventually(async () => (await logLines('streams')).some((e) => /^signal aborted: true .*the client closed the connection/.test(e.message)), 10_000),
+    "the function's abort listener ran, with the signal aborted and the reason",
+  );
+});
+
 t.test('the timeout bounds the whole call: the body is cut and the connection closed, and the log says so', async (t) => {
   const res = await fetch(url('short', '/forever'), { headers: { 'X-Service-Api-Key': s.apiKey } });
   t.equal(res.status, 200);
