@@ -20,6 +20,7 @@ t.before(async () => {
   await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
   s = await startTestServer({ engine: { allowPrivateEgress: true } });
   await s.engine.deploy(s.accountId, { name: 'streams', runtime: 'node8', file: 'worker.mjs', entrypoint: 'default', env: {}, timeoutMs: 60_000 }, { dir: fixture('streams-node8') });
+  await s.engine.deploy(s.accountId, { name: 'small', runtime: 'node8', file: 'worker.mjs', entrypoint: 'default', env: {}, memoryMb: 16 }, { dir: fixture('streams-node8') });
   await s.engine.deploy(s.accountId, { name: 'short', runtime: 'node8', file: 'worker.mjs', entrypoint: 'default', env: {}, timeoutMs: 800 }, { dir: fixture('streams-node8') });
 });
 t.teardown(async () => {
@@ -148,6 +149,26 @@ t.test('100 MiB stream through a function of 128 MB, whole, with host memory to 
   }
   t.equal(total, 100 * MiB, 'every byte arrived');
   t.equal(wrong, 0, 'as the function made them');
+});
+
+t.test("a stream is bounded by its function's memory, not by a size: a chunk over it cuts the body; 40 MiB in small chunks pass a 16 MB function", async (t) => {
+  // The host refuses to hold a chunk past the instance's memory (ERR_RESOURCE_LIMIT, streams/host.ts),
+  // but one chunk that large cannot be made inside the isolate first: the function's own
+  // allocation fails, and the body is cut the same way.
+  const res = await fetch(url('small', '/one-chunk', `size=${20 * MiB}`), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  t.equal(res.status, 200, 'the answer had started');
+  await t.rejects(res.text(), 'the body is cut');
+  t.ok(
+    await eventually(
+      async () => (await logLines('small')).some((e) => e.level === 'error' && /^(RangeError: Array buffer allocation failed|.*response stream's chunk.*memory limit of 16 MB)/.test(e.message)),
+      10_000,
+    ),
+    'the log says the chunk did not fit the memory limit',
+  );
+  const whole = await undiciRequest(url('small', '/bytes', `size=${40 * MiB}`), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  let total = 0;
+  for await (const chunk of whole.body) total += (chunk as Buffer).byteLength;
+  t.equal(total, 40 * MiB, 'while 40 MiB in chunks of 64 KiB stream through the same 16 MB function, over the 6 MiB of a whole body');
 });
 
 t.test('a fetched body is relayed as it arrives: new Response(up.body, up) passes the first chunk on before the upstream sends the rest', async (t) => {
