@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -61,6 +62,10 @@ async function histogramCount(name: string): Promise<number> {
 }
 
 t.test("the call's log line and /metrics record a streamed answer's time to its first byte and to its end", async (t) => {
+  const events: { requestId: string; firstByteUs?: number; streamEndUs?: number }[] = [];
+  const listen = (event: unknown) => events.push(event as (typeof events)[number]);
+  subscribe('islet:call:end', listen);
+  t.teardown(() => unsubscribe('islet:call:end', listen));
   const firstBefore = await histogramCount('islet_function_stream_first_byte_seconds');
   const endBefore = await histogramCount('islet_function_stream_end_seconds');
   const res = await fetch(url('streams', '/paced', 'first=300&end=600'), { headers: { 'X-Service-Api-Key': s.apiKey } });
@@ -80,6 +85,8 @@ t.test("the call's log line and /metrics record a streamed answer's time to its 
   t.ok(Number(m?.[1]) >= 300, `the first byte came after the function's 300 ms (${m?.[1]} ms)`);
   t.ok(Number(m?.[2]) >= 600, `the end after its 600 ms (${m?.[2]} ms)`);
   t.ok(Number(m?.[2]) > Number(m?.[1]), 'the end after the first byte');
+  const event = events.find((e) => e.requestId === requestId);
+  t.ok(event !== undefined && event.firstByteUs! >= 300_000 && event.streamEndUs! >= 600_000, `islet:call:end carries both (${event?.firstByteUs} µs, ${event?.streamEndUs} µs)`);
   t.ok(await eventually(async () => (await histogramCount('islet_function_stream_first_byte_seconds')) === firstBefore + 1, 10_000), "the first byte's histogram counted it");
   t.ok(await eventually(async () => (await histogramCount('islet_function_stream_end_seconds')) === endBefore + 1, 10_000), "the end's histogram counted it");
 });
