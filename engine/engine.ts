@@ -230,8 +230,11 @@ export class Engine extends EngineParts implements EngineApi {
         const body = watchStream(outcome.response.body, begun, (end) => {
           stats.inflight--;
           gate.inflight--;
-          const totalUs = (performance.now() - (waitingSince === 0 ? begun : waitingSince)) * 1000;
-          this.observer.callEnded(stats, manifest, requestId, logged, end.error?.status ?? status, end.error, (performance.now() - begun) * 1000, totalUs);
+          const ended = performance.now();
+          const totalUs = (ended - (waitingSince === 0 ? begun : waitingSince)) * 1000;
+          const handlerUs = (ended - begun) * 1000;
+          const streamed = { firstByteUs: end.firstByteMs === undefined ? undefined : end.firstByteMs * 1000, endUs: handlerUs };
+          this.observer.callEnded(stats, manifest, requestId, logged, end.error?.status ?? status, end.error, handlerUs, totalUs, streamed);
         });
         respond({ status, headers, body, requestId, durationUs, version: manifest.version });
         return;

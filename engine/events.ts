@@ -26,6 +26,10 @@ export interface CallEndEvent {
   handlerUs: number;
   /** Microseconds from admission to the answer (a cold start and a wait in a queue included). */
   totalUs: number;
+  /** A streamed answer's: microseconds from the handler's start to its first byte (absent: none came, or the answer was not streamed). */
+  firstByteUs?: number;
+  /** A streamed answer's: microseconds from the handler's start to its end (absent: the answer was not streamed). */
+  streamEndUs?: number;
 }
 
 /** `islet:deploy`: a deploy ended, with the version it stored or the error that refused it. */
@@ -45,9 +49,14 @@ export interface DeployEvent {
 /** Publishes `islet:call:end` for every call that ends (refusals before a call runs are not calls). */
 export function channelObserver(): CallObserver {
   return {
-    callEnded(_stats, manifest, requestId, method, status, error, handlerUs, totalUs) {
+    callEnded(_stats, manifest, requestId, method, status, error, handlerUs, totalUs, streamed) {
       if (!CALL_END.hasSubscribers) return;
-      CALL_END.publish({ account: manifest.account, function: manifest.name, version: manifest.version, requestId, method, status, errorCode: error?.code, handlerUs, totalUs } satisfies CallEndEvent);
+      const event: CallEndEvent = { account: manifest.account, function: manifest.name, version: manifest.version, requestId, method, status, errorCode: error?.code, handlerUs, totalUs };
+      if (streamed) {
+        if (streamed.firstByteUs !== undefined) event.firstByteUs = streamed.firstByteUs;
+        event.streamEndUs = streamed.endUs;
+      }
+      CALL_END.publish(event);
     },
     callRefused() {},
   };

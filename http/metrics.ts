@@ -81,6 +81,17 @@ function metric(name: string, help: string, type: 'counter' | 'gauge' | 'histogr
   return { name, help, type, values, aggregator };
 }
 
+/** The `_bucket`, `_sum` and `_count` lines of a histogram of DURATION_BOUNDS_S (counts per bucket, their sum in µs). */
+function histogram(values: Value[], name: string, labels: Record<string, string>, buckets: Float64Array, sumUs: number): void {
+  let cumulative = 0;
+  buckets.forEach((n, i) => {
+    cumulative += n;
+    values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: i < DURATION_BOUNDS_S.length ? String(DURATION_BOUNDS_S[i]) : '+Inf' }, value: cumulative });
+  });
+  values.push({ metricName: `${name}_sum`, labels, value: sumUs / 1e6 });
+  values.push({ metricName: `${name}_count`, labels, value: cumulative });
+}
+
 /** The text of a scrape: this process's figures, and the other workers' added to them. */
 async function render(engine: ManagementApi, account: string | undefined, peers: Peers | undefined): Promise<string> {
   const { AggregatorRegistry, Registry } = loadProm();
@@ -98,6 +109,8 @@ export async function collectMetrics(engine: ManagementApi, account: string | un
   const calls: Value[] = [];
   const errors: Value[] = [];
   const duration: Value[] = [];
+  const firstByte: Value[] = [];
+  const streamEnd: Value[] = [];
   const cold: Value[] = [];
   const inflight: Value[] = [];
   const warm: Value[] = [];
@@ -110,13 +123,11 @@ export async function collectMetrics(engine: ManagementApi, account: string | un
     const labels = { account: stats.account, function: stats.name };
     stats.statuses.forEach((status, i) => calls.push({ labels: { ...labels, code: String(status) }, value: stats.statusCounts[i]! }));
     stats.codes.forEach((n, i) => n > 0 && errors.push({ labels: { ...labels, error_code: ERROR_CODES[i]! }, value: n }));
-    let cumulative = 0;
-    stats.buckets.forEach((n, i) => {
-      cumulative += n;
-      duration.push({ metricName: 'islet_function_duration_seconds_bucket', labels: { ...labels, le: i < DURATION_BOUNDS_S.length ? String(DURATION_BOUNDS_S[i]) : '+Inf' }, value: cumulative });
-    });
-    duration.push({ metricName: 'islet_function_duration_seconds_sum', labels, value: stats.durationSumUs / 1e6 });
-    duration.push({ metricName: 'islet_function_duration_seconds_count', labels, value: cumulative });
+    histogram(duration, 'islet_function_duration_seconds', labels, stats.buckets, stats.durationSumUs);
+    if (stats.stream) {
+      histogram(firstByte, 'islet_function_stream_first_byte_seconds', labels, stats.stream.firstByte, stats.stream.firstByteSumUs);
+      histogram(streamEnd, 'islet_function_stream_end_seconds', labels, stats.stream.end, stats.stream.endSumUs);
+    }
     cold.push({ labels, value: stats.coldStarts });
     inflight.push({ labels, value: stats.inflight });
     const pooled = warmByFunction.get(`${stats.account}/${stats.name}`);
@@ -131,6 +142,8 @@ export async function collectMetrics(engine: ManagementApi, account: string | un
     metric('islet_function_calls_total', 'Calls answered, by HTTP status (refused ones included).', 'counter', calls),
     metric('islet_function_errors_total', 'Calls answered with an error, by error code.', 'counter', errors),
     metric('islet_function_duration_seconds', "Time from a call's admission to its answer (cold start and queueing included).", 'histogram', duration),
+    metric('islet_function_stream_first_byte_seconds', "Streamed answers: time from the handler's start to the first byte.", 'histogram', firstByte),
+    metric('islet_function_stream_end_seconds', "Streamed answers: time from the handler's start to the stream's end (its last byte, its failure or its client's leaving).", 'histogram', streamEnd),
     metric('islet_function_cold_starts_total', 'Instances started for calls.', 'counter', cold),
     metric('islet_function_calls_in_flight', 'Calls admitted and not yet answered.', 'gauge', inflight),
     metric('islet_function_warm_instances', 'Warm instances of the function (all its versions).', 'gauge', warm),

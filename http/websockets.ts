@@ -42,7 +42,9 @@ export function addWebSocketRoute(app: TemplatedApp, engine: CallApi, counter: A
 
   app.ws<Connection>('/v2/run/*', {
     compression: 0,
-    maxPayloadLength: limits.messageBytes,
+    // Past its maxPayloadLength uWS drops the connection without a close frame (the client sees
+    // 1006): up to twice the limit a message arrives, and FunctionSocket closes with 1009 saying why.
+    maxPayloadLength: limits.messageBytes * 2,
     // Never reached: a connection with more than bufferedBytes waiting is closed first (FunctionSocket).
     maxBackpressure: limits.bufferedBytes + limits.messageBytes + 1024,
     // The idle timeout is the socket's own (exact, in ms); uWS's has a 4 s granularity.

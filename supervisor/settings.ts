@@ -250,7 +250,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 65_536,
     shown: '100',
-    help: "A request body a node8 function reads as a stream: request.body, a server app's req (MB); past it the read fails and the call answers 413",
+    help: "A request body a function reads as a stream: node8's request.body and a server app's req, Python's req.stream and req.iter_chunks() (MB); past it the read fails and the call answers 413",
     reader: 'workers',
     limit: { name: 'streamedRequestBodyBytes', factor: MiB },
   },

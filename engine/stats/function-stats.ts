@@ -39,6 +39,8 @@ export class FunctionStats {
   errors = 0;
   /** Calls refused before they ran (413, 429, 503). */
   refusedCalls = 0;
+  /** Streamed answers' times to their first byte and to their end (made at the first one: most functions never stream). */
+  stream: StreamStats | undefined;
 
   constructor(
     readonly account: string,
@@ -52,11 +54,20 @@ export class FunctionStats {
       this.codes[CODE_INDEX.get(code)!]!++;
       this.errors++;
     }
-    let i = 0;
-    while (i < BOUNDS_US.length && durationUs > BOUNDS_US[i]!) i++;
-    this.buckets[i]!++;
+    this.buckets[bucketOf(durationUs)]!++;
     this.durationSumUs += durationUs;
     this.recent.record(durationUs);
+  }
+
+  /** Counts a streamed answer's times (µs from the handler's start) to its first byte, if one came, and to its end. */
+  recordStream(firstByteUs: number | undefined, endUs: number): void {
+    const stream = (this.stream ??= new StreamStats());
+    if (firstByteUs !== undefined) {
+      stream.firstByte[bucketOf(firstByteUs)]!++;
+      stream.firstByteSumUs += firstByteUs;
+    }
+    stream.end[bucketOf(endUs)]!++;
+    stream.endSumUs += endUs;
   }
 
   /** Counts a call refused after its function was found (429, 503, 413): a status and a code, no duration. */
@@ -81,6 +92,21 @@ export class FunctionStats {
       this.statusCounts.push(1);
     }
   }
+}
+
+/** A function's streamed answers: Prometheus's buckets (DURATION_BOUNDS_S) of their times to the first byte and to the end. */
+export class StreamStats {
+  readonly firstByte = new Float64Array(BUCKET_COUNT);
+  firstByteSumUs = 0;
+  readonly end = new Float64Array(BUCKET_COUNT);
+  endSumUs = 0;
+}
+
+/** The bucket of DURATION_BOUNDS_S that `us` falls in (the last: +Inf). */
+function bucketOf(us: number): number {
+  let i = 0;
+  while (i < BOUNDS_US.length && us > BOUNDS_US[i]!) i++;
+  return i;
 }
 
 /** The stats of every function that has been called, found by manifest on the call path. */

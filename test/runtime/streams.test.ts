@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +21,7 @@ t.before(async () => {
   await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
   s = await startTestServer({ engine: { allowPrivateEgress: true } });
   await s.engine.deploy(s.accountId, { name: 'streams', runtime: 'node8', file: 'worker.mjs', entrypoint: 'default', env: {}, timeoutMs: 60_000 }, { dir: fixture('streams-node8') });
+  await s.engine.deploy(s.accountId, { name: 'small', runtime: 'node8', file: 'worker.mjs', entrypoint: 'default', env: {}, memoryMb: 16 }, { dir: fixture('streams-node8') });
   await s.engine.deploy(s.accountId, { name: 'short', runtime: 'node8', file: 'worker.mjs', entrypoint: 'default', env: {}, timeoutMs: 800 }, { dir: fixture('streams-node8') });
 });
 t.teardown(async () => {
@@ -52,6 +54,43 @@ t.test('each chunk is sent as the function makes it: the first event arrives bef
   t.equal(rest, 'data: second\n\n');
 });
 
+/** The `_count` of a histogram of the streams function in a scrape of /metrics (0 when it has none yet). */
+async function histogramCount(name: string): Promise<number> {
+  const text = await (await fetch(`${s.url}/metrics`, { headers: { 'X-Service-Api-Key': s.apiKey } })).text();
+  const m = new RegExp(`^${name}_count\\{account="${s.accountId}",function="streams"\\} (\\d+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+t.test("the call's log line and /metrics record a streamed answer's time to its first byte and to its end", async (t) => {
+  const events: { requestId: string; firstByteUs?: number; streamEndUs?: number }[] = [];
+  const listen = (event: unknown) => events.push(event as (typeof events)[number]);
+  subscribe('islet:call:end', listen);
+  t.teardown(() => unsubscribe('islet:call:end', listen));
+  const firstBefore = await histogramCount('islet_function_stream_first_byte_seconds');
+  const endBefore = await histogramCount('islet_function_stream_end_seconds');
+  const res = await fetch(url('streams', '/paced', 'first=300&end=600'), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  t.equal(await res.text(), 'first, last');
+  const requestId = res.headers.get('x-service-request-id');
+  let line: string | undefined;
+  t.ok(
+    await eventually(async () => {
+      line = (await s.engine.readLogs(s.accountId, 'streams', {})).find((e) => e.level === 'call' && e.requestId === requestId)?.message;
+      return line !== undefined;
+    }, 10_000),
+    'the call is logged',
+  );
+  const m = /^GET 200 [\d.]+ ms handler, [\d.]+ ms total, first byte ([\d.]+) ms, end ([\d.]+) ms$/.exec(line ?? '');
+  t.ok(m, `the line has both times: ${line}`);
+  // Lower bounds only: a loaded machine makes any call slower, never faster.
+  t.ok(Number(m?.[1]) >= 300, `the first byte came after the function's 300 ms (${m?.[1]} ms)`);
+  t.ok(Number(m?.[2]) >= 600, `the end after its 600 ms (${m?.[2]} ms)`);
+  t.ok(Number(m?.[2]) > Number(m?.[1]), 'the end after the first byte');
+  const event = events.find((e) => e.requestId === requestId);
+  t.ok(event !== undefined && event.firstByteUs! >= 300_000 && event.streamEndUs! >= 600_000, `islet:call:end carries both (${event?.firstByteUs} µs, ${event?.streamEndUs} µs)`);
+  t.ok(await eventually(async () => (await histogramCount('islet_function_stream_first_byte_seconds')) === firstBefore + 1, 10_000), "the first byte's histogram counted it");
+  t.ok(await eventually(async () => (await histogramCount('islet_function_stream_end_seconds')) === endBefore + 1, 10_000), "the end's histogram counted it");
+});
+
 t.test('a slow client holds the stream back: nothing is pulled while the socket is full', async (t) => {
   const res = await undiciRequest(url('streams', '/endless'), { headers: { 'X-Service-Api-Key': s.apiKey } });
   t.equal(res.statusCode, 200);
@@ -75,6 +114,18 @@ t.test('a client that goes away cancels the stream; the call is logged as ERR_CL
   }
   t.ok(await eventually(async () => (await logLines('streams')).some((e) => /^cancelled after \d+ pulls: the client closed the connection$/.test(e.message)), 10_000), "the function's cancel() ran");
   t.ok(await eventually(async () => (await logLines('streams')).some((e) => e.level === 'call' && / 499 .*ERR_CLIENT_GONE$/.test(e.message)), 10_000), 'the call line says the client went away');
+});
+
+t.test("a client that goes away aborts the request's signal", async (t) => {
+  const res = await undiciRequest(url('streams', '/signal'), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  for await (const chunk of res.body) {
+    t.ok((chunk as Buffer).byteLength > 0, 'a chunk came');
+    break;
+  }
+  t.ok(
+    await eventually(async () => (await logLines('streams')).some((e) => /^signal aborted: true .*the client closed the connection/.test(e.message)), 10_000),
+    "the function's abort listener ran, with the signal aborted and the reason",
+  );
 });
 
 t.test('the timeout bounds the whole call: the body is cut and the connection closed, and the log says so', async (t) => {
@@ -105,6 +156,26 @@ t.test('100 MiB stream through a function of 128 MB, whole, with host memory to 
   }
   t.equal(total, 100 * MiB, 'every byte arrived');
   t.equal(wrong, 0, 'as the function made them');
+});
+
+t.test("a stream is bounded by its function's memory, not by a size: a chunk over it cuts the body; 40 MiB in small chunks pass a 16 MB function", async (t) => {
+  // The host refuses to hold a chunk past the instance's memory (ERR_RESOURCE_LIMIT, streams/host.ts),
+  // but one chunk that large cannot be made inside the isolate first: the function's own
+  // allocation fails, and the body is cut the same way.
+  const res = await fetch(url('small', '/one-chunk', `size=${20 * MiB}`), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  t.equal(res.status, 200, 'the answer had started');
+  await t.rejects(res.text(), 'the body is cut');
+  t.ok(
+    await eventually(
+      async () => (await logLines('small')).some((e) => e.level === 'error' && /^(RangeError: Array buffer allocation failed|.*response stream's chunk.*memory limit of 16 MB)/.test(e.message)),
+      10_000,
+    ),
+    'the log says the chunk did not fit the memory limit',
+  );
+  const whole = await undiciRequest(url('small', '/bytes', `size=${40 * MiB}`), { headers: { 'X-Service-Api-Key': s.apiKey } });
+  let total = 0;
+  for await (const chunk of whole.body) total += (chunk as Buffer).byteLength;
+  t.equal(total, 40 * MiB, 'while 40 MiB in chunks of 64 KiB stream through the same 16 MB function, over the 6 MiB of a whole body');
 });
 
 t.test('a fetched body is relayed as it arrives: new Response(up.body, up) passes the first chunk on before the upstream sends the rest', async (t) => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { request, type IncomingHttpHeaders } from 'node:http';
+import { connect as tcpConnect, type Socket } from 'node:net';
 import t from 'tap';
 import { WebSocket } from 'undici';
 import { WEBSOCKET_LIMITS } from '../../engine/capabilities/websockets/limits';
@@ -9,9 +10,11 @@ import { fixture, startTestServer, type TestServer } from '../helpers/server';
 // WebSockets of fetch-style functions (issue 25, item 3), the Workers API, at
 // ws://…/v2/run/<account>/<fn>: echo, close codes both ways, refused upgrades, and the bounds.
 // `s` keeps the default bounds but three connections per account and one warm version; `b` has
-// tight ones (an idle timeout of 500 ms, 20 messages a second).
+// tight ones (an idle timeout of 500 ms, 20 messages a second); `w` holds two WebSockets per
+// instance, and its `dies` function has a timeout of 1 s.
 let s: TestServer;
 let b: TestServer;
+let w: TestServer;
 
 function deploy(server: TestServer, name: string): Promise<unknown> {
   return server.engine.deploy(server.accountId, { name, runtime: 'node8', file: 'worker.mjs', entrypoint: 'default', env: {} }, { dir: fixture('websockets-node8') });
@@ -22,10 +25,14 @@ t.before(async () => {
   await Promise.all([deploy(s, 'ws'), deploy(s, 'public_ws'), deploy(s, 'other')]);
   b = await startTestServer({ limits: { maxInstancesPerVersion: 1, webSockets: { ...WEBSOCKET_LIMITS, idleMs: 500, messagesPerSec: 20, messagesBurst: 20 } } });
   await deploy(b, 'ws');
+  w = await startTestServer({ limits: { maxInstancesPerVersion: 1, webSockets: { ...WEBSOCKET_LIMITS, socketsPerInstance: 2 } } });
+  await deploy(w, 'ws');
+  await w.engine.deploy(w.accountId, { name: 'dies', runtime: 'node8', file: 'worker.mjs', entrypoint: 'default', env: {}, timeoutMs: 1000 }, { dir: fixture('websockets-node8') });
 });
 t.teardown(async () => {
   await s.stop();
   await b.stop();
+  await w.stop();
 });
 
 type Message = string | Uint8Array;
@@ -251,4 +258,82 @@ t.test("the server's drain closes the WebSockets with 1001", async (t) => {
   const drained = b.server.drain();
   t.same(await c.closed, { code: 1001, reason: 'the server is going away' });
   await drained;
+});
+
+/** A WebSocket opened over a bare TCP socket, up to its 101 (for what a WebSocket client will not do: drop without a close frame). */
+function rawUpgrade(server: TestServer, name: string): Promise<Socket> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = tcpConnect(Number(port), hostname, () => {
+      socket.write(
+        `GET /v2/run/${server.accountId}/${name} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+          `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nX-Service-Api-Key: ${server.apiKey}\r\n\r\n`,
+      );
+    });
+    let head = '';
+    socket.on('data', (chunk: Buffer) => {
+      head += chunk.toString('latin1');
+      if (head.includes('\r\n\r\n')) {
+        if (head.startsWith('HTTP/1.1 101')) resolve(socket);
+        else reject(new Error(`no upgrade: ${head.split('\r\n')[0]}`));
+      }
+    });
+    socket.on('error', reject);
+  });
+}
+
+t.test('a message from the client over 1 MiB closes the connection with 1009', async (t) => {
+  const c = await connect(w, 'ws');
+  c.ws.send(new Uint8Array(WEBSOCKET_LIMITS.messageBytes + 1));
+  t.same(await c.closed, { code: 1009, reason: `the client sent a message of ${WEBSOCKET_LIMITS.messageBytes + 1} bytes, over the limit of ${WEBSOCKET_LIMITS.messageBytes}` });
+  t.ok(await logged(w, 'ws', /^closed 1009 the client sent a message of 1048577 bytes/), 'the function hears 1009 and why');
+  const fine = await connect(w, 'ws');
+  fine.ws.send(new Uint8Array(WEBSOCKET_LIMITS.messageBytes).fill(7));
+  t.equal(((await fine.next()) as Uint8Array).byteLength, WEBSOCKET_LIMITS.messageBytes, 'a message of 1 MiB exactly crosses both ways');
+  fine.ws.close(1000);
+  await fine.closed;
+});
+
+t.test('over 1 MiB waiting unsent closes the connection with 1008, either way', async (t) => {
+  const early = await upgrade(w, `${w.accountId}/ws/presend`, { 'X-Service-Api-Key': w.apiKey });
+  t.equal(early.status, 502, `1.1 MiB sent before the client connected: no upgrade (${early.status} ${early.body})`);
+  t.ok(await logged(w, 'ws', /^closed 1008 the function sent over 1048576 bytes before the client was connected/), 'the function hears 1008 and why');
+
+  const busy = await connect(w, 'ws');
+  busy.ws.send('block');
+  // 1.2 MiB while the function is busy: it waits on the host, past what a connection may hold.
+  for (let i = 0; i < 12; i++) busy.ws.send(new Uint8Array(100 * 1024));
+  const refused = await busy.closed;
+  t.equal(refused.code, 1008);
+  t.match(refused.reason, /messages arrive faster than the function takes them \(over 1048576 bytes waiting\)/);
+});
+
+t.test('an instance holds at most socketsPerInstance WebSockets; the next is closed with 1013', async (t) => {
+  t.ok(await eventually(() => w.engine.connections.of(w.accountId) === 0, 15_000), 'the earlier tests closed theirs');
+  const held = [await connect(w, 'ws'), await connect(w, 'ws')];
+  const third = await upgrade(w, `${w.accountId}/ws`, { 'X-Service-Api-Key': w.apiKey });
+  t.equal(third.status, 502, `the third is not upgraded (${third.status} ${third.body})`);
+  t.ok(await logged(w, 'ws', /^WebSocket refused: the function instance holds 2 WebSockets, its limit$/), "the function's logs say why");
+  t.ok(await logged(w, 'ws', /^closed 1013 the function instance holds 2 WebSockets, its limit/), 'its server end hears 1013');
+  for (const c of held) {
+    c.ws.send('still');
+    t.equal(await c.next(), 'echo:still', 'the two held are untouched');
+    c.ws.close(1000);
+    await c.closed;
+  }
+});
+
+t.test('a client that drops without a close frame: the function gets an error event and a close of 1006', async (t) => {
+  const socket = await rawUpgrade(w, 'ws');
+  socket.destroy();
+  t.ok(await logged(w, 'ws', /^error event: /), 'the error event ran');
+  t.ok(await logged(w, 'ws', /^closed 1006 .*unclean/), 'then the close, 1006, not clean');
+});
+
+t.test('an instance that dies closes its WebSockets with 1011', async (t) => {
+  const c = await connect(w, 'dies');
+  c.ws.send('loop');
+  const closed = await c.closed;
+  t.equal(closed.code, 1011);
+  t.match(closed.reason, /timeout|stopped/);
 });

@@ -8,6 +8,13 @@ import { OpError } from '../errors';
  */
 export class EgressBodies {
   private readonly open = new Map<number, EgressBody>();
+  /**
+   * Bodies that failed on their own while unread (the request's timeout, the peer's reset), by id:
+   * no longer counted as open, their error kept for the function's next read (the newest GONE_KEPT).
+   * Without this, 64 bodies left unread until their timeout held an instance at its limit for
+   * good: every later fetch of a streamed body was refused.
+   */
+  private readonly gone = new Map<number, Error>();
   private next = 1;
 
   /** Keeps `body` for the function; past MAX_OPEN_BODIES unread bodies it is refused. */
@@ -18,11 +25,22 @@ export class EgressBodies {
     }
     const id = this.next++;
     this.open.set(id, body);
+    void body.failed?.then((err) => {
+      if (err === undefined || this.open.get(id) !== body) return;
+      this.open.delete(id);
+      this.gone.set(id, err);
+      if (this.gone.size > GONE_KEPT) this.gone.delete(this.gone.keys().next().value!);
+    });
     return id;
   }
 
   /** The body's next chunk, or undefined at its end (the body is then forgotten). */
   async read(id: number): Promise<Uint8Array | undefined> {
+    const failure = this.gone.get(id);
+    if (failure) {
+      this.gone.delete(id);
+      throw failure;
+    }
     const body = this.open.get(id);
     if (!body) return undefined;
     try {
@@ -31,11 +49,13 @@ export class EgressBodies {
       return chunk;
     } catch (err) {
       this.open.delete(id);
+      this.gone.delete(id);
       throw err;
     }
   }
 
   cancel(id: number): void {
+    this.gone.delete(id);
     const body = this.open.get(id);
     this.open.delete(id);
     if (body) void body.cancel();
@@ -45,6 +65,7 @@ export class EgressBodies {
   closeAll(): void {
     for (const body of this.open.values()) void body.cancel();
     this.open.clear();
+    this.gone.clear();
   }
 }
 
@@ -52,7 +73,12 @@ export class EgressBodies {
 export interface EgressBody {
   next(): Promise<Uint8Array | undefined>;
   cancel(): Promise<void>;
+  /** Settles with the error that ends the body on its own (its upstream failed or timed out), or undefined when it closed; never rejects. */
+  failed?: Promise<Error | undefined>;
 }
+
+/** Errors of bodies that failed unread, kept for the function's next read of each. */
+const GONE_KEPT = 256;
 
 /** Unread response bodies one instance may hold open at once. */
 export const MAX_OPEN_BODIES = 64;

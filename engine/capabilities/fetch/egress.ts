@@ -193,6 +193,10 @@ export class Egress {
       },
       // Benign: the function no longer wants the body; a stream that failed already is released.
       cancel: () => reader.cancel().catch(() => undefined),
+      failed: reader.closed.then(
+        () => undefined,
+        (err: unknown) => new EgressError(failureCode(err as Error), `fetch failed while reading the body: ${(err as Error).message}`),
+      ),
     };
   }
 

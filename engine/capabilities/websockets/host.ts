@@ -124,6 +124,10 @@ class Session implements FunctionSocket {
     if (this.state !== 'open' || this.closing) return;
     this.touch();
     const { limits, hostMemory } = this.host;
+    if (data.byteLength > limits.messageBytes) {
+      this.refuse(1009, `the client sent a message of ${data.byteLength} bytes, over the limit of ${limits.messageBytes}`);
+      return;
+    }
     const now = performance.now();
     this.tokens = Math.min(limits.messagesBurst, this.tokens + ((now - this.refilledAt) * limits.messagesPerSec) / 1000);
     this.refilledAt = now;

@@ -6,7 +6,7 @@
 const MiB = 1024 * 1024;
 
 export interface WebSocketLimits {
-  /** Largest message either way, bytes (Workers allows 1 MiB): a larger one from the client closes the connection with 1009, a larger send throws. */
+  /** Largest message either way, bytes (Workers allows 1 MiB): a larger one from the client closes the connection with 1009 (one over twice this is cut at once by uWS: 1006), a larger send throws. */
   messageBytes: number;
   /** Messages a client may send per second on one connection, over time (a token bucket's refill); past it the connection closes with 1008. */
   messagesPerSec: number;
