@@ -6,5 +6,10 @@ app.post('/items/:id', async (event) => {
   event.res.status = 201;
   return { id: getRouterParam(event, 'id'), body: await readBody(event) };
 });
+// Its own 404 names the request's URL, whose host differs between islet and the Node control.
+app.all('/**', (event) => {
+  event.res.status = 404;
+  return 'no such route';
+});
 
 export default app;
