@@ -5,11 +5,17 @@ import type { AsyncRequest, ScheduleView } from './jobs/background';
 import type { InvocationView } from './jobs/records';
 import type { Limits } from './limits';
 import type { LogEntry, LogQuery } from './logs';
+import type { LogFollower } from './log-follow';
+import type { OtherNodesFollower } from './log-follow-nodes';
 import type { FunctionDescription, FunctionManifest } from './manifest';
 import type { FunctionStats } from './stats/function-stats';
 import type { RawWindow } from './stats/history';
 import type { ApiKeyRecord, FunctionRecord, KeyScope, NewKey, TrafficShare, VersionList } from './store/store';
 import type { KeyDescription } from './wire';
+import type { FunctionSocket, SocketPeer } from './capabilities/websockets/host';
+
+/** The types http/ names: the engine's own, re-exported here so that http/ imports none of its modules but this one's. */
+export type { AsyncRequest, DeployRequest, InvokeRequest, InvokeResponse, WholeResponse, LogEntry, ApiKeyRecord, FunctionRecord, KeyScope, FunctionSocket, SocketPeer };
 
 /**
  * What http/ may ask of the engine: two narrow interfaces, one for calls and one for management,
@@ -91,6 +97,8 @@ export interface ManagementApi {
   readOtherNodesLogs(accountId: string, name: string, query: LogQuery, apiKey?: string): Promise<LogEntry[]>;
   /** This node's log files of a function, oldest first (what a live view follows). */
   logFiles(accountId: string, name: string): Promise<string[]>;
+  /** What a live view of a function's logs reads: this node's files as they grow, and the other nodes' lines when they keep logs too. */
+  followLogs(accountId: string, name: string, apiKey: string | undefined): { own: LogFollowing; others: OtherNodesFollowing | undefined };
 
   readInvocation(accountId: string, id: string): Promise<InvocationView>;
   listInvocations(accountId: string, name: string, limit: number): Promise<InvocationView[]>;
@@ -105,6 +113,11 @@ export interface ManagementApi {
   counters(): ProcessCounters;
   stats(): EngineStats;
 }
+
+/** A live view's reader of this node's log files (engine/log-follow.ts). */
+export type LogFollowing = Pick<LogFollower, 'start' | 'read'>;
+/** A live view's reader of the other nodes' lines (engine/log-follow-nodes.ts). */
+export type OtherNodesFollowing = Pick<OtherNodesFollower, 'start' | 'next'>;
 
 /** Both: what an HTTP server serves. */
 export type EngineApi = CallApi & ManagementApi;

@@ -6,7 +6,9 @@ import { SandboxServices } from './sandbox-services';
 import type { DeployRequest, EngineOptions, EngineStats, InvokeRequest, RunTrigger, RuntimeContext, WholeResponse } from './engine-types';
 import { HostWorkPool } from './host-work/pool';
 import { Admission, KeyUseRecorder } from './admission';
-import type { FunctionFigures, ManagementApi, ProcessCounters } from './api';
+import type { FunctionFigures, LogFollowing, ManagementApi, OtherNodesFollowing, ProcessCounters } from './api';
+import { LogFollower } from './log-follow';
+import { OtherNodesFollower } from './log-follow-nodes';
 import { ServiceError } from './errors';
 import { Egress } from './capabilities/fetch/egress';
 import { AccountConnections } from './capabilities/websockets/accounts';
@@ -217,6 +219,11 @@ export abstract class EngineParts implements ManagementApi {
   }
   logFiles(accountId: string, name: string): Promise<string[]> {
     return this.logs.filesOf(accountId, name);
+  }
+  followLogs(accountId: string, name: string, apiKey: string | undefined): { own: LogFollowing; others: OtherNodesFollowing | undefined } {
+    const own = new LogFollower(() => this.logFiles(accountId, name));
+    const others = this.otherNodesKeepLogs ? new OtherNodesFollower((since, limit) => this.readOtherNodesLogs(accountId, name, { since, limit }, apiKey)) : undefined;
+    return { own, others };
   }
   readInvocation(accountId: string, id: string): Promise<InvocationView> {
     return this.background.read(accountId, id);

@@ -1,9 +1,9 @@
 import type { KeyUseRecorder } from './admission';
 import { ServiceError } from './errors';
-import type { FunctionManifest } from './manifest';
 import type { Catalog } from './store/catalog';
-import type { AccountLimits, ApiKeyRecord, FunctionRecord, KeyScope, NewKey, Store, TrafficShare, VersionList } from './store/store';
+import type { AccountLimits, ApiKeyRecord, FunctionRecord, KeyScope, NewKey, Store, VersionList } from './store/store';
 import { checkTraffic } from './store/traffic';
+import { describeKey } from './describe';
 import type { KeyDescription } from './wire';
 
 /**
@@ -96,23 +96,6 @@ export class Management {
   private existing(account: string, name: string): void {
     if (!this.catalog.function(account, name)) throw noFunction(account, name);
   }
-}
-
-export function describeKey(k: ApiKeyRecord, lastUsedAt = k.lastUsedAt): KeyDescription {
-  return { id: k.id, name: k.name, scope: k.scope, createdAt: k.createdAt, lastUsedAt: lastUsedAt ?? null, ...(k.revokedAt ? { revokedAt: k.revokedAt } : {}) };
-}
-
-/** A version as listings show it, with its share of the calls (0 when it does not serve). */
-export function describeVersion(m: FunctionManifest, traffic: TrafficShare[]) {
-  return {
-    version: m.version,
-    deployedAt: m.deployedAt,
-    message: m.message,
-    contentHash: m.contentHash,
-    bytes: m.bytes,
-    runtime: m.runtime,
-    percent: traffic.find((s) => s.version === m.version)?.percent ?? 0,
-  };
 }
 
 function kept(list: VersionList): string {

@@ -1,4 +1,4 @@
-import type { InvokeResponse } from '../engine/engine';
+import type { InvokeResponse } from '../engine/api';
 import { HEADER_LINES, isSetCookie } from '../engine/response';
 import { DOCUMENT_SANDBOX, needsDocumentSandbox, NOSNIFF_HEADER } from './document-sandbox';
 

@@ -1,8 +1,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import type { CallApi } from '../engine/api';
-import { errorResponse, responseHeaders } from '../engine/engine';
+import type { AsyncRequest, CallApi } from '../engine/api';
+import { errorResponse, responseHeaders } from '../engine/error-answer';
 import { ServiceError } from '../engine/errors';
-import type { AsyncRequest } from '../engine/jobs/background';
 import { checkName } from '../engine/names';
 import { newRequestId } from '../engine/request-id';
 import { hasBody, readBody, readCallHeaders } from './body';

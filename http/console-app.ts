@@ -1,6 +1,6 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import type { EngineApi } from '../engine/api';
-import { errorResponse } from '../engine/engine';
+import { errorResponse } from '../engine/error-answer';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { addConsoleRoutes } from './console';

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import type { CallApi } from '../engine/api';
-import { errorResponse, type InvokeRequest, type WholeResponse } from '../engine/engine';
+import type { CallApi, InvokeRequest, WholeResponse } from '../engine/api';
+import { errorResponse } from '../engine/error-answer';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import type { ConsoleAnswer, ConsoleCall } from '../engine/wire';

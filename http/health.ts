@@ -1,6 +1,6 @@
 import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import type { ManagementApi } from '../engine/api';
-import { errorResponse, responseHeaders } from '../engine/engine';
+import { errorResponse, responseHeaders } from '../engine/error-answer';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { isMetricsToken } from './bearer';

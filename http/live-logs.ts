@@ -1,10 +1,7 @@
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import type { ManagementApi } from '../engine/api';
-import { clientError, errorResponse, responseHeaders } from '../engine/engine';
+import type { LogEntry, LogFollowing, ManagementApi, OtherNodesFollowing } from '../engine/api';
+import { clientError, errorResponse, responseHeaders } from '../engine/error-answer';
 import { ServiceError } from '../engine/errors';
-import { LogFollower } from '../engine/log-follow';
-import { OtherNodesFollower } from '../engine/log-follow-nodes';
-import type { LogEntry } from '../engine/logs';
 import { newRequestId } from '../engine/request-id';
 import { readHeaders } from './body';
 import { type Connections, writeHead, writeResponse, type ResponseState } from './respond';
@@ -81,11 +78,11 @@ export function addLiveLogsRoute(app: TemplatedApp, engine: ManagementApi, conne
     const sinceText = query.get('since');
     const since = sinceText === null || !Number.isFinite(Number(sinceText)) ? undefined : Number(sinceText);
     open++;
-    const others = engine.otherNodesKeepLogs ? new OtherNodesFollower((from, limit) => engine.readOtherNodesLogs(account, name, { since: from, limit }, key)) : undefined;
+    const { own, others } = engine.followLogs(account, name, key);
     stream = new LiveStream(
       res,
       state,
-      new LogFollower(() => engine.logFiles(account, name)),
+      own,
       others,
       () => access(account, name, key),
       () => open--,
@@ -113,9 +110,9 @@ class LiveStream {
   constructor(
     private readonly res: HttpResponse,
     private readonly state: ResponseState,
-    private readonly follower: LogFollower,
+    private readonly follower: LogFollowing,
     /** The other nodes' lines, with several nodes. */
-    private readonly others: OtherNodesFollower | undefined,
+    private readonly others: OtherNodesFollowing | undefined,
     /** Throws when the key may no longer read these logs (or the function is gone). */
     private readonly recheck: () => void,
     private readonly onStop: () => void,

@@ -1,7 +1,7 @@
 import type { TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 import type { Registry } from 'prom-client';
 import type { ManagementApi } from '../engine/api';
-import { errorResponse, responseHeaders } from '../engine/engine';
+import { errorResponse, responseHeaders } from '../engine/error-answer';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { backgroundErrorCounts } from '../engine/server-log';

@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { isBodyStream } from '../engine/body-stream';
-import type { CallApi, EngineApi } from '../engine/api';
-import { errorResponse, type InvokeRequest, type InvokeResponse } from '../engine/engine';
+import type { CallApi, EngineApi, InvokeRequest, InvokeResponse } from '../engine/api';
+import { errorResponse } from '../engine/error-answer';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
 import { wholeBodyTooLarge } from '../engine/request-body';

@@ -1,8 +1,6 @@
 import { writeHeaderLines } from './answer';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from '@trufflesuite/uws-js-unofficial';
-import type { FunctionSocket, SocketPeer } from '../engine/capabilities/websockets/host';
-import type { CallApi } from '../engine/api';
-import type { InvokeRequest, InvokeResponse } from '../engine/engine';
+import type { CallApi, FunctionSocket, InvokeRequest, InvokeResponse, SocketPeer } from '../engine/api';
 import type { ActiveCounter } from './in-flight';
 import type { Connections, ResponseState } from './respond';
 

@@ -1,9 +1,8 @@
 import type { HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
-import type { ManagementApi } from '../../engine/api';
-import { errorResponse, responseHeaders } from '../../engine/engine';
+import type { ApiKeyRecord, KeyScope, ManagementApi } from '../../engine/api';
+import { errorResponse, responseHeaders } from '../../engine/error-answer';
 import { ServiceError } from '../../engine/errors';
 import { newRequestId } from '../../engine/request-id';
-import type { ApiKeyRecord, KeyScope } from '../../engine/store/store';
 import { hasBody, readBody, readHeaders } from '../body';
 import type { ActiveCounter } from '../in-flight';
 import type { Peers } from '../peers';

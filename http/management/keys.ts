@@ -1,4 +1,4 @@
-import { describeKey } from '../../engine/manage';
+import { describeKey } from '../../engine/describe';
 import { readHeaders } from '../body';
 import type { ResponseState } from '../respond';
 import type { Routes } from './common';

@@ -1,5 +1,5 @@
-import { describeVersion } from '../../engine/manage';
-import type { FunctionRecord } from '../../engine/store/store';
+import type { FunctionRecord } from '../../engine/api';
+import { describeVersion } from '../../engine/describe';
 import type { Routes } from './common';
 
 /** Versions and traffic: list, rollback, split, promote. Each answers the split that now serves. */

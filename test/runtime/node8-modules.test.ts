@@ -107,6 +107,27 @@ t.test('a Hono app deploys unchanged as a fetch-style function (entrypoint left 
   t.equal(await missing.text(), 'no such route');
 });
 
+t.test('an h3 app deploys unchanged as a fetch-style function (entrypoint left as the default)', async (t) => {
+  // h3 2's app has a fetch method and a handler(event) of its own (both bound in its constructor):
+  // its handler takes an H3Event, not the seed's (body, context), so it must not be called seed style.
+  const suite = path.join(ROOT, 'test', 'compat', 'node8');
+  ensureCompatInstalled(suite);
+  const dir = mkdtempSync(path.join(tmpdir(), 'islet-h3-'));
+  t.teardown(() => removeDir(dir));
+  cpSync(path.join(suite, 'cases', 'h3.mjs'), path.join(dir, 'index.mjs'));
+  copyPackage(suite, 'h3', dir);
+  await s.engine.deploy(s.accountId, { name: 'h3', runtime: 'node8', file: 'index.mjs', entrypoint: 'handler', env: {}, timeoutMs: 5000 }, { dir });
+  const root = await s.call('h3', { query: 'name=ada' });
+  t.equal(root.status, 200);
+  t.same(await root.json(), { hello: 'h3', query: 'ada' });
+  const created = await s.call('h3', { path: '/items/7', method: 'POST', body: '{"x":1}', headers: { 'content-type': 'application/json' } });
+  t.equal(created.status, 201);
+  t.same(await created.json(), { id: '7', body: { x: 1 } });
+  const missing = await s.call('h3', { path: '/nowhere' });
+  t.equal(missing.status, 404);
+  t.equal(await missing.text(), 'no such route', 'its catch-all route');
+});
+
 t.test("entry detection: a default export with a fetch method is fetch style whatever a Proxy answers; a real handler export is the seed's", async (t) => {
   // itty-router's router inherits from a Proxy that answers every name with a route-adding
   // function: `router.handler` looked like a seed handler and the call hung to ERR_TIMEOUT.

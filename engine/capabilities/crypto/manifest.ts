@@ -8,5 +8,5 @@ export const crypto = {
   modules: { crypto: 'node/crypto' },
   ops: ['hash', 'hmac', 'cipher', 'sign', 'verify', 'key', 'keygen', 'derive', 'rsa', 'random', 'pbkdf2', 'scrypt'],
   dependsOn: ['buffer', 'streams', 'subtle'],
-  tests: ['test/runtime/node8-builtins.test.ts', 'test/security/host-work.test.ts', 'test/runtime/python-stdlib.test.ts', 'test/compat/node8.test.ts'],
+  tests: ['test/runtime/node8-builtins.test.ts', 'test/security/host-work.test.ts', 'test/security/host-work-python.test.ts', 'test/runtime/python-stdlib.test.ts', 'test/compat/node8.test.ts'],
 } as const satisfies Capability;

@@ -26,10 +26,13 @@ function hasFetch(value: unknown): value is FetchTarget {
  * - `entrypoint: default` is the default export: fetch style if it has a `fetch` method, else
  *   seed style if it is a function;
  * - another name (`handler` when left out) is the ES module's named export of that name, or else
- *   the default export's property; when the default export has a `fetch` method, only its own
- *   property counts (`Object.hasOwn`). itty-router's router inherits from a Proxy that answers
- *   every name with a route-adding function, so `router.handler` looked like a seed handler, and
- *   the call waited on the router (whose `then` the Proxy also answers) until ERR_TIMEOUT;
+ *   the default export's property; when the default export has a `fetch` method, an ES module's
+ *   default export's properties do not count (they are not the module's exports: h3 2's app has
+ *   a `handler(event)` of its own beside `fetch`, which failed when called seed style), and of a
+ *   CommonJS module's exports only an own property counts (`Object.hasOwn`). itty-router's router
+ *   inherits from a Proxy that answers every name with a route-adding function, so
+ *   `router.handler` looked like a seed handler, and the call waited on the router (whose `then`
+ *   the Proxy also answers) until ERR_TIMEOUT;
  * - without that export, a default export with a `fetch` method is fetch style when the name is
  *   `handler`.
  */
@@ -44,15 +47,19 @@ export function pickEntry(namespace: Record<string, unknown>, esm: boolean, main
   const found = candidate === undefined ? 'nothing' : typeof candidate;
   const inherited = candidate === undefined && hasFetch(fallback) && isObject(fallback) && fallback[entrypoint] !== undefined;
   throw new Error(
-    `${main} does not export a function named "${entrypoint}" (found ${found}${inherited ? `: its default export has a fetch method and no "${entrypoint}" of its own` : ''}; a module whose default export has a fetch(request, env, ctx) method can use entrypoint: default; a Node server app calls http.createServer(handler).listen() while it loads)`,
+    `${main} does not export a function named "${entrypoint}" (found ${found}${inherited ? (esm ? `: its default export has a fetch method, and an ES module's "${entrypoint}" is its named export, not the default export's property` : `: its default export has a fetch method and no "${entrypoint}" of its own`) : ''}; a module whose default export has a fetch(request, env, ctx) method can use entrypoint: default; a Node server app calls http.createServer(handler).listen() while it loads)`,
   );
 }
 
-/** The export `name`: an ES module's own named export, or the default export's property (only an own one when it has a `fetch` method). */
+/**
+ * The export `name`: an ES module's own named export, or the default export's property. When the
+ * default export has a `fetch` method: none of an ES module's, and only an own one of CommonJS
+ * exports (`exports.handler` beside a helper named `fetch`).
+ */
 function namedExport(namespace: Record<string, unknown>, esm: boolean, fallback: unknown, name: string): unknown {
   if (esm && namespace[name] !== undefined) return namespace[name];
   if (!isObject(fallback)) return undefined;
-  if (hasFetch(fallback) && !Object.prototype.hasOwnProperty.call(fallback, name)) return undefined;
+  if (hasFetch(fallback) && (esm || !Object.prototype.hasOwnProperty.call(fallback, name))) return undefined;
   return fallback[name];
 }
 
