@@ -309,7 +309,7 @@ t.test('over 1 MiB waiting unsent closes the connection with 1008, either way', 
 });
 
 t.test('an instance holds at most socketsPerInstance WebSockets; the next is closed with 1013', async (t) => {
-  t.ok(await eventually(() => w.engine.connections.of(w.accountId) === 0, 15_000), 'the earlier tests closed theirs');
+  t.ok(await eventually(() => w.internals.connections.of(w.accountId) === 0, 15_000), 'the earlier tests closed theirs');
   const held = [await connect(w, 'ws'), await connect(w, 'ws')];
   const third = await upgrade(w, `${w.accountId}/ws`, { 'X-Service-Api-Key': w.apiKey });
   t.equal(third.status, 502, `the third is not upgraded (${third.status} ${third.body})`);
