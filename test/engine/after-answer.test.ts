@@ -21,6 +21,9 @@ t.before(async () => {
   ] as const) {
     await s.engine.deploy(s.accountId, { name, runtime: 'node8', file, entrypoint: 'default', env: {}, timeoutMs }, { dir: folder });
   }
+  // A warm instance first: on a loaded machine (four busy loops beside the suite) the cold start
+  // alone passed the 400 ms timeout and the first test's call answered ERR_TIMEOUT.
+  if (!(await eventually(async () => (await s.call('worker', { path: '/?from=0&to=0' })).status === 200, 30_000))) throw new Error('worker never answered');
 });
 t.teardown(() => s.stop());
 
