@@ -8,20 +8,14 @@ import { streamedBodyTooLarge, wholeBodyTooLarge, type RequestBody } from '../en
  */
 const HIGH_WATER = 1024 * 1024;
 /**
- * uWS's pause stops a socket both ways: a paused socket sends nothing more of an answer waiting
- * for the client to take it (the 100 MB relay of the bench stalled at 11 MB). So while the answer
- * waits to be written, the socket reads on, and up to this much of the body may wait for the
- * function; past it the client is sending without reading the answer, and the body fails.
+ * uWS's pause stops a socket both ways, and a write that blocks on a paused socket is never heard
+ * of again: once resumed, the socket neither becomes writable nor reads (measured on this uWS: a
+ * 20 MB answer written after pause() stopped at 4 MB for good; the bench's 100 MB relay hung in 1
+ * run of 3). So the socket is unpaused before each write of the answer and stays so while the
+ * answer waits for the client; meanwhile up to this much of the body may wait for the function,
+ * and past it the client is sending without reading the answer, and the body fails.
  */
-const HOLD_LIMIT = 16 * HIGH_WATER;
-/**
- * Past this much waiting while the answer waits to be written, the socket reads in bursts: paused
- * for BLINK_MS at a time, then read on, so the answer's bytes go out and the upload is held back.
- * Read on without pause, a client slower than the upload to read its answer (a loaded machine's)
- * made a 20 MB echo pass HOLD_LIMIT and fail.
- */
-const SOFT_HOLD = 4 * HIGH_WATER;
-const BLINK_MS = 20;
+const HOLD_LIMIT = 32 * HIGH_WATER;
 
 interface Waiting {
   resolve(chunk: Uint8Array | Buffer | undefined): void;
@@ -50,12 +44,10 @@ export class UwsRequestBody implements RequestBody {
   private released = false;
   private cancelled = false;
   private waiting: Waiting | undefined;
-  /** The answer waits for the client to take what was written: the socket may not be paused. */
+  /** The answer is being written, or waits for the client to take what was written: the socket may not be paused. */
   private answerBlocked = false;
   /** The limit of a whole read once one was asked for (it holds the bytes until the end). */
   private wholeLimit = Number.POSITIVE_INFINITY;
-  /** Ends a burst's pause (see SOFT_HOLD). */
-  private blinkTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly res: HttpResponse,
@@ -103,24 +95,25 @@ export class UwsRequestBody implements RequestBody {
     this.fail(new ServiceError('ERR_CLIENT_GONE', 'the call ended before its request body was read'));
   }
 
-  /** The answer streams and waits for the client to take what was written (`blocked`), or goes on. */
-  answerWaits(blocked: boolean): void {
-    this.answerBlocked = blocked;
-    if (blocked) this.resume(true);
+  /**
+   * A streamed answer is about to write, or waits for the client (the socket reads on: see
+   * HOLD_LIMIT), or goes on (the socket may pause again for the reader).
+   */
+  answerWrites(phase: 'write' | 'blocked' | 'flowing'): void {
+    this.answerBlocked = phase !== 'flowing';
+    if (this.answerBlocked) this.resume(true);
     else if (this.queued >= HIGH_WATER && !this.ended) this.pause();
   }
 
   /** The client went away (uWS's onAborted): a reader's read fails; `res` is gone. */
   aborted(): void {
     this.released = true;
-    clearTimeout(this.blinkTimer);
     if (!this.ended) this.fail(new ServiceError('ERR_CLIENT_GONE', 'the client went away before the whole request body arrived'));
   }
 
   /** The response was ended: `res` may not be touched from now on. */
   answered(): void {
     this.released = true;
-    clearTimeout(this.blinkTimer);
   }
 
   private data(chunk: ArrayBuffer, isLast: boolean): void {
@@ -154,11 +147,7 @@ export class UwsRequestBody implements RequestBody {
       this.queued += chunk.byteLength;
     }
     if (isLast) this.ended = true;
-    else if (this.waiting?.whole === undefined) {
-      if (!this.answerBlocked) {
-        if (this.queued >= HIGH_WATER) this.pause();
-      } else if (this.queued >= SOFT_HOLD) this.blink();
-    }
+    else if (this.waiting?.whole === undefined && this.queued >= HIGH_WATER) this.pause();
     this.serve();
   }
 
@@ -229,26 +218,8 @@ export class UwsRequestBody implements RequestBody {
     this.res.pause();
   }
 
-  /**
-   * A short pause while the answer waits to be written (a paused socket sends nothing, so it cannot
-   * last): afterwards the socket reads on, or stays paused for the reader as usual.
-   */
-  private blink(): void {
-    if (this.paused || this.released) return;
-    this.paused = true;
-    this.res.pause();
-    this.blinkTimer = setTimeout(() => {
-      this.blinkTimer = undefined;
-      if (this.answerBlocked || this.queued < HIGH_WATER) this.resume(true);
-    }, BLINK_MS);
-  }
-
   /** Reads on (`always`: even a body that failed or was cancelled, for the answer's sake). */
   private resume(always = false): void {
-    if (this.blinkTimer) {
-      clearTimeout(this.blinkTimer);
-      this.blinkTimer = undefined;
-    }
     if (!this.paused || this.released || (!always && (this.cancelled || this.failure))) return;
     this.paused = false;
     this.res.resume();

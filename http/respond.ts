@@ -10,8 +10,12 @@ export interface ResponseState {
   onAbort?: () => void;
   /** The answering server's connections: whether the answer closes its connection. */
   readonly connections: Connections;
-  /** A streamed answer waits for the client to take what was written (true), or goes on (false). */
-  onWriteWait?: (waiting: boolean) => void;
+  /**
+   * A streamed answer is about to write (`'write'`), waits for the client to take what was written
+   * (`'blocked'`), or goes on (`'flowing'`): the request body still arriving keeps its socket unpaused
+   * while the answer writes or waits.
+   */
+  onWrite?: (phase: 'write' | 'blocked' | 'flowing') => void;
 }
 
 const statusLines: string[] = [];

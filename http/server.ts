@@ -247,7 +247,7 @@ function handleRun(engine: CallApi, res: HttpResponse, req: HttpRequest, counter
     // A declared size over the streamed limit is the engine's to refuse (admission, after the key): one check, one 413.
     const body = (streamed = new UwsRequestBody(res, size, streamedRequestBodyBytes));
     call.body = body;
-    state.onWriteWait = (waiting) => body.answerWaits(waiting);
+    state.onWrite = (phase) => body.answerWrites(phase);
     engine.dispatch(call, (response) => {
       if (!body.complete) {
         // Answered while the body is still coming: the rest is not read, so the connection cannot carry another request.

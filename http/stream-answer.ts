@@ -37,14 +37,17 @@ export function writeStream(res: HttpResponse, state: ResponseState, stream: Bod
           return;
         }
         let ok = true;
+        state.onWrite?.('write');
         res.cork(() => {
           ok = res.write(chunk);
         });
-        if (ok) pump();
-        else {
-          state.onWriteWait?.(true);
+        if (ok) {
+          state.onWrite?.('flowing');
+          pump();
+        } else {
+          state.onWrite?.('blocked');
           res.onWritable(() => {
-            state.onWriteWait?.(false);
+            state.onWrite?.('flowing');
             if (!state.aborted) pump();
             return true;
           });

@@ -1,6 +1,9 @@
 import { ServiceError } from '../errors';
+import type { EgressBodies } from '../capabilities/fetch/bodies';
 import type { RequestBodies } from '../capabilities/request-body/host';
 import type { InstanceStreams } from '../capabilities/streams/host';
+import { RelayFrom } from '../capabilities/streams/ops';
+import type { RelaySource } from '../capabilities/streams/relay';
 import type { FunctionSocket } from '../capabilities/websockets/host';
 import type { CallOutcome, FunctionResponse } from '../runtime';
 import { serverLog } from '../server-log';
@@ -12,6 +15,7 @@ export interface AnswerHost {
   readonly batches: CallBatches;
   readonly streams: InstanceStreams;
   readonly requestBodies: RequestBodies;
+  readonly egressBodies: EgressBodies;
   readonly responseBodyBytes: number;
   mapStack?(stack: string): string;
   /** The client end of WebSocket pair `key`, which the sandbox accepted (see InstanceSockets.give). */
@@ -85,12 +89,12 @@ export class CallAnswers {
    * Answers call `id` with the status and headers of `head` and a body pulled from the sandbox's
    * stream; the call runs on (its timeout, the instance awake) until the stream ends.
    */
-  private startStream(id: number, head: { s?: unknown; h?: unknown; k?: unknown }): void {
+  private startStream(id: number, head: { s?: unknown; h?: unknown; k?: unknown; r?: unknown }): void {
     const call = this.host.batches.running.get(id);
     if (!call || call.streaming) return;
     let response: FunctionResponse;
     try {
-      response = streamedResponse(head, (key) => this.host.streams.start(key, id));
+      response = streamedResponse(head, (key) => (head.r === undefined ? this.host.streams.start(key, id) : this.host.streams.relay(key, id, this.relaySource(head.r))));
     } catch (err) {
       const error = err instanceof ServiceError ? err : new ServiceError('ERR_BAD_RESPONSE', (err as Error).message);
       this.finish(id, () => ({ ok: false, error }));
@@ -102,5 +106,13 @@ export class CallAnswers {
     } catch (err) {
       serverLog.error({ code: 'ERR_INTERNAL', err }, `internal error while answering a call: ${(err as Error)?.message ?? String(err)}`);
     }
+  }
+
+  /** The body a relayed answer passes on: `[RelayFrom.request, id]` a request body, `[RelayFrom.fetch, id]` a fetch's. */
+  private relaySource(from: unknown): RelaySource {
+    const [kind, id] = Array.isArray(from) ? from : [];
+    if (kind === RelayFrom.request && typeof id === 'number') return this.host.requestBodies.take(id);
+    if (kind === RelayFrom.fetch && typeof id === 'number') return this.host.egressBodies.take(id);
+    throw new ServiceError('ERR_BAD_RESPONSE', 'the answer relays a body this instance does not hold');
   }
 }

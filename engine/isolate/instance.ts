@@ -131,6 +131,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
       batches: this.batches,
       streams: this.streams,
       requestBodies: this.requestBodies,
+      egressBodies: this.egressBodies,
       responseBodyBytes: options.responseBodyBytes,
       mapStack: options.mapStack,
       give: (key) => this.sockets.give(key),

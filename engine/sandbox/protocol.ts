@@ -107,6 +107,11 @@ export interface StreamResult {
   h: ResultHeaders;
   /** The sandbox's key of the stream. */
   k: number;
+  /**
+   * Set when the body is one the host holds, passed on untouched (`new Response(request.body)`,
+   * `new Response(up.body, up)`): `[RelayFrom, id]`, read by the host without pulls.
+   */
+  r?: [number, number];
 }
 export interface BytesResult {
   t: 'b';

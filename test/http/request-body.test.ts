@@ -15,6 +15,13 @@ let s: TestServer;
 let small: TestServer;
 
 const ECHO = `export default { fetch: (request) => new Response(request.body, { headers: { 'content-type': 'application/octet-stream' } }) };`;
+/** An echo that says when its request's signal aborts (the host relays its body: see engine/capabilities/streams/relay.ts). */
+const ECHO_WATCHED = `export default {
+  fetch(request) {
+    request.signal.addEventListener('abort', () => console.log('signal aborted: ' + request.signal.reason));
+    return new Response(request.body, { headers: { 'content-type': 'application/octet-stream' } });
+  },
+};`;
 const FIRST_CHUNK = `export default {
   async fetch(request) {
     const { value } = await request.body.getReader().read();
@@ -42,6 +49,8 @@ t.before(async () => {
   s = await startTestServer();
   small = await startTestServer({ limits: { requestBodyBytes: MiB, streamedRequestBodyBytes: 4 * MiB } });
   await s.deploy('echo', functionFolder(ECHO), 'default', { memoryMb: 128, timeoutMs: 60_000 });
+  await s.deploy('echo_watched', functionFolder(ECHO_WATCHED), 'default', { timeoutMs: 60_000 });
+  await s.deploy('echo_short', functionFolder(ECHO), 'default', { timeoutMs: 1500 });
   await s.deploy('first', functionFolder(FIRST_CHUNK), 'default', { timeoutMs: 60_000 });
   await s.deploy('counter', functionFolder(COUNTER), 'default', { timeoutMs: 60_000 });
   await s.deploy('counter_short', functionFolder(COUNTER), 'default', { timeoutMs: 1500 });
@@ -156,6 +165,50 @@ t.test('an echo whose client reads late: answer and upload wait for each other, 
   })();
   t.equal(await within(answered, 120_000, 'the echo read late'), 200);
   t.equal(size, bytes.length, 'every byte came back');
+});
+
+t.test("a client that goes away mid-echo: the relay stops, the request's signal aborts, the call is logged ERR_CLIENT_GONE", async (t) => {
+  const req = post(s, 'echo_watched', 10 * MiB);
+  req.write(randomBytes(MiB));
+  const res = await within(responseOf(req), 20_000, 'the echo');
+  for await (const chunk of res) {
+    t.ok((chunk as Buffer).byteLength > 0, 'the echo began');
+    break;
+  }
+  req.destroy();
+  const lines = async () => s.engine.readLogs(s.accountId, 'echo_watched', {});
+  t.ok(await eventually(async () => (await lines()).some((e) => /^signal aborted: .*the client closed the connection/.test(e.message)), 20_000), "the function's abort listener ran, with the reason");
+  t.ok(await eventually(async () => (await lines()).some((e) => e.level === 'call' && / 499 .*ERR_CLIENT_GONE$/.test(e.message)), 20_000), 'the call line says the client went away');
+  t.ok(await eventually(() => inflight(s, 'echo_watched') === 0 && s.server.active === 0, 10_000), 'no call and no request is left in flight');
+  const next = await s.call('echo_watched', { body: 'again' });
+  t.equal(await next.text(), 'again', 'the instance relays the next body');
+});
+
+t.test('an echo whose client stops sending: the timeout ends the call and cuts the answer', async (t) => {
+  const req = post(s, 'echo_short', 10 * MiB);
+  req.write(randomBytes(MiB));
+  const res = await within(responseOf(req), 20_000, 'the echo');
+  t.equal(res.statusCode, 200, 'the echo began');
+  let size = 0;
+  const cut = await within(
+    new Promise<string>((resolve) => {
+      res.on('data', (chunk: Buffer) => (size += chunk.length));
+      res.on('end', () => resolve('ended'));
+      res.on('error', () => resolve('cut'));
+      res.on('aborted', () => resolve('cut'));
+      res.on('close', () => resolve(res.complete ? 'ended' : 'cut'));
+    }),
+    30_000,
+    'the end of the echo',
+  );
+  t.equal(cut, 'cut', 'the answer is cut, not ended: the client can tell');
+  t.ok(size <= MiB, `at most what was sent came back (${size} bytes)`);
+  req.destroy();
+  t.ok(
+    await eventually(async () => (await s.engine.readLogs(s.accountId, 'echo_short', {})).some((e) => e.level === 'call' && /ERR_TIMEOUT/.test(e.message)), 20_000),
+    'the call line says it timed out',
+  );
+  t.ok(await eventually(() => inflight(s, 'echo_short') === 0, 10_000), 'the call is over');
 });
 
 t.test('a client that goes away mid-body: the read fails, the call ends, nothing is left behind', async (t) => {

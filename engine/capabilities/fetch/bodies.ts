@@ -1,4 +1,5 @@
 import { OpError } from '../errors';
+import type { RelaySource } from '../streams/relay';
 
 /**
  * Response bodies of one instance's fetches that are still arriving, read by the function chunk by
@@ -52,6 +53,20 @@ export class EgressBodies {
       this.gone.delete(id);
       throw err;
     }
+  }
+
+  /**
+   * Body `id` as a relay's source (an answer passes it on untouched): the relay reads it and gives
+   * it up. A body that failed unread fails its relay; one already read to its end relays nothing.
+   */
+  take(id: number): RelaySource {
+    const failure = this.gone.get(id);
+    this.gone.delete(id);
+    const body = this.open.get(id);
+    this.open.delete(id);
+    if (failure) return { next: () => Promise.reject(failure), cancel: () => undefined };
+    if (!body) return { next: () => Promise.resolve(undefined), cancel: () => undefined };
+    return { next: () => body.next(), cancel: () => void body.cancel() };
   }
 
   cancel(id: number): void {

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { RequestBody } from '../../request-body';
 import { OpError } from '../errors';
 import type { OpAnswer, OpScope } from '../host-ops';
+import type { RelaySource } from '../streams/relay';
 import { BODY_READ_BYTES } from './ops';
 
 /**
@@ -27,6 +28,16 @@ export class RequestBodies {
     if (!body) return;
     this.open.delete(id);
     body.cancel();
+  }
+
+  /**
+   * Body `id` as a relay's source (an answer passes it on untouched): no longer read through the
+   * sandbox, and given up by the relay, not by its call's end.
+   */
+  take(id: number): RelaySource {
+    const body = this.body(id);
+    this.open.delete(id);
+    return { next: () => body.next(BODY_READ_BYTES), cancel: () => body.cancel() };
   }
 
   forgetAll(): void {

@@ -3,6 +3,7 @@ import { ServiceError } from '../../errors';
 import type { HostMemory } from '../../isolate/host-memory';
 import { Fire } from '../../sandbox/protocol';
 import { MAX_STREAMS, StreamOp, StreamState } from './ops';
+import { RelayedBody, type RelaySource } from './relay';
 
 /** What the streams of an instance need of it. */
 export interface StreamHost {
@@ -44,16 +45,18 @@ const WINDOW = 1024 * 1024;
  */
 export class InstanceStreams {
   private readonly open = new Map<number, OpenStream>();
+  /** Answers whose body is one the host holds, passed on without the sandbox (relay.ts), by key. */
+  private readonly relays = new Map<number, { callId: number; body: RelayedBody }>();
 
   constructor(private readonly host: StreamHost) {}
 
   get size(): number {
-    return this.open.size;
+    return this.open.size + this.relays.size;
   }
 
   /** A stream the sandbox opened under `key` for call `callId`; undefined when the key is taken or there are too many. */
   start(key: number, callId: number): BodyStream | undefined {
-    if (!Number.isInteger(key) || this.open.has(key) || this.open.size >= MAX_STREAMS) return undefined;
+    if (!this.free(key)) return undefined;
     const stream: OpenStream = { callId, chunks: [], queued: 0, credit: 0, reader: undefined, failure: undefined, done: false };
     this.open.set(key, stream);
     return {
@@ -61,6 +64,29 @@ export class InstanceStreams {
       read: () => this.read(key, stream),
       cancel: (reason) => this.cancel(key, stream, reason),
     };
+  }
+
+  /**
+   * A stream the sandbox opened under `key` for call `callId` whose bytes come from `source`, a body
+   * the host holds, untouched by the function; undefined when the key is taken or there are too many.
+   */
+  relay(key: number, callId: number, source: RelaySource): BodyStream | undefined {
+    if (!this.free(key)) return undefined;
+    const body = new RelayedBody(source, (error) => {
+      this.relays.delete(key);
+      // The sandbox forgets the stream; told why only when its reader went away (it cancels then).
+      if (error?.code !== 'ERR_CLIENT_GONE') this.host.fire([Fire.stream, key, StreamOp.forget, '']);
+      this.host.ended(callId, error);
+    });
+    this.relays.set(key, { callId, body });
+    return body.stream((reason) => {
+      this.host.fire([Fire.stream, key, StreamOp.cancel, reason]);
+      body.fail(new ServiceError('ERR_CLIENT_GONE', `the client went away: ${reason}`));
+    });
+  }
+
+  private free(key: number): boolean {
+    return Number.isInteger(key) && !this.open.has(key) && !this.relays.has(key) && this.size < MAX_STREAMS;
   }
 
   /** What the sandbox sent: a chunk (text or bytes), the end, or a failure. */
@@ -98,10 +124,12 @@ export class InstanceStreams {
   /** The call of a stream failed (its timeout, the instance's death): its stream fails with it. */
   fail(callId: number, error: ServiceError): void {
     for (const [key, stream] of this.open) if (stream.callId === callId) this.finish(key, stream, error);
+    for (const relay of [...this.relays.values()]) if (relay.callId === callId) relay.body.fail(error);
   }
 
   failAll(error: ServiceError): void {
     for (const [key, stream] of this.open) this.finish(key, stream, error);
+    for (const relay of [...this.relays.values()]) relay.body.fail(error);
   }
 
   private read(key: number, stream: OpenStream): Promise<Uint8Array | null> {

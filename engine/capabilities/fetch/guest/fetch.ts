@@ -5,6 +5,7 @@
 import type { CallResult, MetaHead, ResultHeaders } from '../../../sandbox/protocol';
 import type { HostError } from '../../errors';
 import type { FetchAnswer, FetchRequest } from '../ops';
+import { RelayFrom } from '../../streams/ops';
 import { INTERNAL, type Internal } from '../../../node8/sandbox/internal';
 import { Blob, blobBytes, concatBytes, decodeMultipart, encodeMultipart, File, FormData } from './blob';
 import { guardHeaders, headerPairs, Headers } from './headers';
@@ -45,6 +46,8 @@ interface BodyState {
 }
 
 const bodies = new WeakMap<object, BodyState>();
+/** Streams over a body the host holds (hostStream): an answer that passes one on untouched is relayed by the host. */
+const hostBodies = new WeakMap<Stream, [number, number]>();
 
 function isStream(value: unknown): value is Stream {
   return typeof value === 'object' && value !== null && typeof (value as Stream).getReader === 'function';
@@ -435,7 +438,7 @@ export async function fetch(input: unknown, init?: Record<string, unknown>): Pro
 function hostStream(id: number, read: 'fetchRead' | 'bodyRead', cancel: 'fetchCancel' | 'bodyCancel'): Stream {
   const Stream = ReadableStream();
   const ask = JSON.stringify({ id });
-  return new Stream(
+  const stream = new Stream(
     {
       async pull(controller: { enqueue(b: Uint8Array): void; close(): void }) {
         const answer = await internal.op(read, ask, undefined).catch((err: HostError) => {
@@ -450,6 +453,8 @@ function hostStream(id: number, read: 'fetchRead' | 'bodyRead', cancel: 'fetchCa
     },
     { highWaterMark: 0 },
   );
+  hostBodies.set(stream, [read === 'bodyRead' ? RelayFrom.request : RelayFrom.fetch, id]);
+  return stream;
 }
 
 /** A request body still arriving, whole once it is in: its text when it is UTF-8 (decoded on the host), otherwise its bytes. */
@@ -546,6 +551,8 @@ export async function serveFetch(
   const stream = streamedBodyOf(response);
   if (stream) {
     // A body the function made as a stream is sent as it comes (see engine/capabilities/streams/host.ts).
+    // A body the host holds, never read from here (highWaterMark 0: not even pulled), is passed on by the host.
+    const relay = streamDisturbed(stream) ? undefined : hostBodies.get(stream);
     const reader = stream.getReader();
     const key = internal.openStream({
       next: () => reader.read() as Promise<{ done: boolean; value?: unknown }>,
@@ -554,7 +561,7 @@ export async function serveFetch(
         controller.abort(reason);
       },
     });
-    return { t: 's', s: response.status, h: out, k: key };
+    return relay ? { t: 's', s: response.status, h: out, k: key, r: relay } : { t: 's', s: response.status, h: out, k: key };
   }
   const state = bodies.get(response);
   // A body made from a string goes to the host as that string: no encoding in the isolate.

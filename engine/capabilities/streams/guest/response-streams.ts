@@ -78,13 +78,15 @@ export function makeResponseStreams(hostChunk: StreamsCallbacks['chunk'], onFail
       sources.set(key, { source, credit: 0, reading: false });
       return key;
     },
-    /** The host grants a window (`arg`: its bytes, at least one chunk), or cancels the stream (`arg`: why; its reader went away). */
+    /** The host grants a window (`arg`: its bytes, at least one chunk), cancels the stream (`arg`: why; its reader went away), or forgets it (a relay read to its end). */
     fire(key: number, op: unknown, arg: unknown): void {
       const open = sources.get(key);
       if (!open) return;
       if (op === StreamOp.pull) {
         open.credit += typeof arg === 'number' && arg >= 1 ? arg : 1;
         pump(key, open);
+      } else if (op === StreamOp.forget) {
+        sources.delete(key);
       } else {
         sources.delete(key);
         try {
