@@ -20,6 +20,10 @@ const SUITE = path.join(ROOT, 'test', 'compat', 'node-server');
 const APPS = fixture('node-server-apps');
 const work = mkdtempSync(path.join(tmpdir(), 'islet-server-apps-'));
 
+// The frameworks' npm install (2 minutes in a loaded CI run) and some twenty deploys of them: the
+// whole file took 299 s there, against tap's default of 300.
+t.setTimeout(900_000);
+
 let s: TestServer;
 let gate: Server;
 let gateUrl = '';

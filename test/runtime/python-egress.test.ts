@@ -13,6 +13,9 @@ const egressFixture = fixture('egress-python');
 const TIMEOUT = 1000;
 /** For functions whose timeout is not under test: a loaded machine stretches Python's imports. */
 const ROOMY = 60_000;
+// Seventeen Python deploys and cold starts: 50-150 s in CI runs on 2 cores, over tap's default of
+// 300 s for the whole file at a load of 15.
+t.setTimeout(900_000);
 
 /** The islet server of the default rules (private addresses refused but itself). */
 let s: TestServer;

@@ -34,7 +34,8 @@ let s: TestServer;
 let islet: Record<string, unknown>;
 t.before(async () => {
   s = await startTestServer();
-  await s.deploy('web', FIXTURE, 'handler');
+  // Room for a probe or two that never answer (each fails alone after 20 s, see the fixture).
+  await s.deploy('web', FIXTURE, 'handler', { timeoutMs: 60_000 });
   islet = await s.invokeJson('web', { names: Object.keys(probes) });
 });
 t.teardown(() => s.stop());

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { packFolder } from '../../cli/pack';
 import { startChildServer, type ChildServer } from '../helpers/child';
 import { functionFolder } from '../helpers/functions';
@@ -19,12 +19,17 @@ let upstream: Server;
 const NEIGHBOUR = 1;
 /** The attacker's kinds of heavy work (findings 4-6), each run in a loop beside the neighbour. */
 const KINDS = ['brotli', 'pbkdf2', 'pbkdf2Async', 'scrypt', 'random', 'logs', 'fetch'];
+// The neighbour test runs until every kind of heavy work has answered once: 129 s at a load of 15
+// on 2 cores (195 s for the file), and up to 300 s by its own bound.
+t.setTimeout(900_000);
 
 t.before(async () => {
   const folder = fixture('host-work-node8');
   const attacks = ['ok', 'randomHuge', 'shakeHuge', 'pbkdf2LongKey', 'pbkdf2ManyIterations', 'scryptHugeP', 'rsaHuge', 'dhHuge', 'encryptedKey', 'brotliHuge', 'pbkdf2Callbacks', 'heavy'];
   // Each kind of heavy work in a function (an instance) of its own, as an attacker would spread it.
-  const heavy = KINDS.map((kind) => ({ name: `heavy_${kind}`, folder, entrypoint: 'heavy', extra: { timeoutMs: 60_000 } }));
+  // Their work is queued on the host-work threads behind the other kinds': at a load of 15 on 2
+  // cores a pbkdf2Async call did not end within 60 s.
+  const heavy = KINDS.map((kind) => ({ name: `heavy_${kind}`, folder, entrypoint: 'heavy', extra: { timeoutMs: 180_000 } }));
   const big = Buffer.alloc(1024 * 1024, 0x61);
   upstream = createServer((req, res) => res.end(big));
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
@@ -138,6 +143,24 @@ t.test('callback key derivations over the limits fail through their callbacks', 
   for (const o of outcomes) t.match(o, { ok: false, code: 'ERR_OUT_OF_RANGE', message: /over islet's limit/ });
 });
 
+/** The neighbour's first deploy of `name` and a read of its logs: how long each took, in ms. */
+async function neighbourManages(t: Test, neighbour: { accountId: string; apiKey: string }, name: string): Promise<{ deployMs: number; logsMs: number }> {
+  const headers = { 'X-Service-Api-Key': neighbour.apiKey };
+  const began = performance.now();
+  const form = new FormData();
+  form.set('spec', JSON.stringify({ runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }));
+  form.set('bundle', new Blob([await packFolder(functionFolder('exports.handler = () => "v2";'))]), 'bundle.tar.gz');
+  const deployed = await fetch(`${s.url}/v2/accounts/${neighbour.accountId}/functions/${name}`, { method: 'PUT', headers, body: form });
+  t.equal(deployed.status, 201, 'the neighbour deploys');
+  await deployed.text();
+  const deployMs = performance.now() - began;
+  const reading = performance.now();
+  const logs = await fetch(`${s.url}/v2/accounts/${neighbour.accountId}/functions/hello/logs`, { headers });
+  t.equal(logs.status, 200, 'the neighbour reads its logs');
+  await logs.text();
+  return { deployMs, logsMs: performance.now() - reading };
+}
+
 /** The resident memory of the server's process, in MB. */
 function rssMb(): number {
   const status = readFileSync(`/proc/${s.process.pid}/status`, 'utf8');
@@ -146,10 +169,22 @@ function rssMb(): number {
 
 t.test('a neighbour is served while another account runs heavy host work in a loop', async (t) => {
   const neighbour = s.others[NEIGHBOUR - 1]!;
-  const headers = { 'X-Service-Api-Key': neighbour.apiKey };
   // Warm up both sides: the neighbour's instance, the attacker's instance and host-work threads.
   t.equal((await s.call('hello', { account: NEIGHBOUR })).status, 200);
   t.match(await attack('heavy', { kind: 'pbkdf2' }), { ok: true });
+  // The baseline: what the neighbour's calls, deploy and log read take on this machine as it is now,
+  // with no attack. The bounds below are generous multiples of it (and never under 10 s), so that
+  // a loaded machine, slow for everyone, does not break them but a held server thread does.
+  const quiet: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const sent = performance.now();
+    const res = await s.call('hello', { account: NEIGHBOUR });
+    await res.text();
+    quiet.push(performance.now() - sent);
+  }
+  quiet.sort((a, b) => a - b);
+  const quietCallMs = quiet[quiet.length >> 1]!;
+  const quietManage = await neighbourManages(t, neighbour, 'quiet');
 
   let stop = false;
   const kinds = KINDS;
@@ -170,33 +205,21 @@ t.test('a neighbour is served while another account runs heavy host work in a lo
   let failed = 0;
   let maxRss = rssMb();
   const rssBefore = maxRss;
-  // At least 8 s, and until every kind of the attacker's work has run once (on a loaded machine its
-  // share of the host-work threads may take longer to get through them).
+  // At least 8 s and past the 50th call (where the neighbour deploys and reads its logs), and until
+  // every kind of the attacker's work has run once (on a loaded machine its share of the host-work
+  // threads may take longer to get through them).
   const started = Date.now();
-  const busy = () => Date.now() - started < 8000 || kinds.some((kind) => rounds[kind] === 0);
+  const busy = () => Date.now() - started < 8000 || latencies.length <= 50 || kinds.some((kind) => rounds[kind] === 0);
   let deployMs = 0;
   let logsMs = 0;
-  while (busy() && Date.now() - started < 90_000) {
+  while (busy() && Date.now() - started < 300_000) {
     const sent = performance.now();
     const res = await s.call('hello', { account: NEIGHBOUR });
     await res.text();
     latencies.push(performance.now() - sent);
     if (res.status !== 200) failed++;
     maxRss = Math.max(maxRss, rssMb());
-    if (latencies.length === 50) {
-      const began = performance.now();
-      const form = new FormData();
-      form.set('spec', JSON.stringify({ runtime: 'node8', file: 'function.js', entrypoint: 'handler', env: {} }));
-      form.set('bundle', new Blob([await packFolder(functionFolder('exports.handler = () => "v2";'))]), 'bundle.tar.gz');
-      const deployed = await fetch(`${s.url}/v2/accounts/${neighbour.accountId}/functions/other`, { method: 'PUT', headers, body: form });
-      t.equal(deployed.status, 201, 'the neighbour deploys');
-      deployMs = performance.now() - began;
-      const reading = performance.now();
-      const logs = await fetch(`${s.url}/v2/accounts/${neighbour.accountId}/functions/hello/logs`, { headers });
-      t.equal(logs.status, 200, 'the neighbour reads its logs');
-      await logs.text();
-      logsMs = performance.now() - reading;
-    }
+    if (latencies.length === 50) ({ deployMs, logsMs } = await neighbourManages(t, neighbour, 'other'));
   }
   stop = true;
   await attacker;
@@ -205,12 +228,17 @@ t.test('a neighbour is served while another account runs heavy host work in a lo
   t.comment(
     `neighbour: ${latencies.length} calls, p50 ${latencies[latencies.length >> 1]!.toFixed(1)} ms, slowest ${slowest.toFixed(0)} ms; deploy ${deployMs.toFixed(0)} ms, log read ${logsMs.toFixed(0)} ms; RSS ${rssBefore.toFixed(0)} -> max ${maxRss.toFixed(0)} MB; attacker rounds ${JSON.stringify(rounds)}`,
   );
+  t.comment(`baseline without the attack: call p50 ${quietCallMs.toFixed(1)} ms, deploy ${quietManage.deployMs.toFixed(0)} ms, log read ${quietManage.logsMs.toFixed(0)} ms`);
   t.equal(failed, 0, 'every neighbour call is answered');
   for (const kind of kinds) t.ok(rounds[kind]! > 0, `the attacker's ${kind} work ran`);
   // Generous bounds that load cannot break but a held server thread does (calls waited 15-55 s
-  // behind such work before; a loaded run of the suite saw 3.7 s); the bench's host-work
-  // neighbour scenario measures the p99 against the unloaded one.
-  t.ok(slowest < 10_000, `no neighbour call waited 10 s (slowest ${slowest.toFixed(0)} ms)`);
-  t.ok(deployMs < 10_000 && logsMs < 10_000, "the neighbour's deploy and log read are answered");
+  // behind such work before; on an idle machine a call's p50 is about 10 ms and a deploy 400 ms, so
+  // the bounds are 10 s there). They scale with the baseline measured above: at a load of 15 on
+  // 2 cores a neighbour deploy took 10.4 s beside the attack. The bench's host-work neighbour
+  // scenario measures the p99 against the unloaded one.
+  const callBound = Math.max(10_000, 100 * quietCallMs);
+  const manageBound = Math.max(10_000, 10 * Math.max(quietManage.deployMs, quietManage.logsMs));
+  t.ok(slowest < callBound, `no neighbour call waited ${(callBound / 1000).toFixed(1)} s (slowest ${slowest.toFixed(0)} ms)`);
+  t.ok(deployMs < manageBound && logsMs < manageBound, `the neighbour's deploy and log read are answered within ${(manageBound / 1000).toFixed(1)} s`);
   t.ok(maxRss < rssBefore + 600, `the server's RSS stayed within 600 MB of where it was (max ${maxRss.toFixed(0)} MB)`);
 });
