@@ -36,7 +36,7 @@ export const WRAPPER_LINES = 1;
 const MAX_BUNDLE_BYTES = 32 * 1024 * 1024;
 
 /** Changing how functions are built changes this, so cached builds of older recipes are not reused. */
-export const BUILD_RECIPE = `esbuild-${esbuild.version}-r2`;
+export const BUILD_RECIPE = `esbuild-${esbuild.version}-r3`;
 
 const ENTRY_NAMESPACE = 'islet-entry';
 const RUNTIME_NAMESPACE = 'islet-runtime';
@@ -123,6 +123,7 @@ function functionPath(codeDir: string, file: string): string {
  * - the entry: a module that imports the user's entry file and hands its namespace over;
  * - Node built-ins (with or without `node:`), `sdk` and `cloudflare:sockets`: the sandbox's own modules, required at run time;
  * - a `require()` that does not resolve now: left to run time, where it fails as in Node, when it runs;
+ * - a `require.resolve()` that does: the file's path from the function's root, which the sandbox's require finds;
  * - native addons (`.node`): a module that throws a clear error when required (./native-addon.ts);
  * - each source file that uses `__dirname`, `__filename` or `import.meta` gets its own values of them;
  * - the entry file, if it reads `require.main`, finds its own module there, as in Node (an app
@@ -156,7 +157,13 @@ function isletPlugin(codeDir: string, entryFile: string, shifts: FunctionBuild['
         if (args.kind !== 'require-call' && args.kind !== 'require-resolve') return undefined;
         const resolved = await build.resolve(id, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: RESOLVING });
         // require.resolve names a file the code reads at run time (with fs, or a require of its own).
-        if (resolved.errors.length === 0 && args.kind === 'require-resolve') resolvedAtRunTime.add(path.relative(codeDir, resolved.path).split(path.sep).join('/'));
+        // esbuild leaves the call in the bundle, where the bundle's require resolves from the entry's
+        // folder: the name becomes the file's path from the function's root, as Node answers its
+        // absolute path (jsdom 29 require.resolves './xhr-sync-worker.js' beside itself as it loads).
+        if (resolved.errors.length === 0 && args.kind === 'require-resolve') {
+          resolvedAtRunTime.add(path.relative(codeDir, resolved.path).split(path.sep).join('/'));
+          return { path: functionPath(codeDir, resolved.path), external: true };
+        }
         if (resolved.errors.length === 0) return resolved;
         return { path: id, namespace: RUNTIME_NAMESPACE, pluginData: { from: functionPath(codeDir, args.resolveDir) } };
       });

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import t from 'tap';
 import { islet } from '../helpers/cli';
 import { ensureCompatInstalled } from '../helpers/compat-install';
-import type { CaseResult, ControlCase } from '../helpers/compat-control';
+import { type CaseResult, type ControlCase, requestHeaders } from '../helpers/compat-control';
 import { copyPackage } from '../helpers/package-closure';
 import { removeDir, ROOT, startTestServer, type TestServer } from '../helpers/server';
 
@@ -18,12 +18,19 @@ import { removeDir, ROOT, startTestServer, type TestServer } from '../helpers/se
  * passes under Node must pass on islet; KNOWN_GAPS (listed in the README) are the exceptions.
  */
 const SUITE = path.join(ROOT, 'test', 'compat', 'node8');
-const KNOWN_GAPS: Record<string, string> = {};
+const KNOWN_GAPS: Record<string, string> = {
+  // Each argon2 call makes three memories (argon2's declares 2 GiB, two blake2b ones 2 pages). The
+  // first call's are garbage by the second, but a WeakRef keeps what it was made with or deref'd
+  // alive to the end of the job, so the count still holds their maximums: the second argon2 memory
+  // is given all that is left of twice the limit, and its first blake2b one is refused. With a
+  // timer between the two calls both pass (measured with this package).
+  'hash-wasm-verify': "argon2Verify after argon2id in one call: 'WebAssembly memories alive could grow to 256.125 MB together'",
+};
 
 interface CaseSpec {
   deps?: string[] | Record<string, string>;
   entrypoint?: string;
-  requests?: [string, string, string?][];
+  requests?: ControlCase['requests'];
 }
 
 let s: TestServer;
@@ -80,7 +87,7 @@ function makeCase(file: string, specs: Record<string, CaseSpec>): Case {
   const entrypoint = spec.entrypoint ?? 'handler';
   writeFileSync(path.join(dir, 'service.yml'), `functions:\n  ${fn}:\n    file: ${target}\n    entrypoint: ${entrypoint}\n    runtime: node8\n    env:\n      COMPAT_URL: ${fixturesUrl}\n`);
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true, dependencies: Object.fromEntries(pairs.map(([as]) => [as, '*'])) }));
-  return { name, fn, dir, file: target, entrypoint, requests: spec.requests as Case['requests'] };
+  return { name, fn, dir, file: target, entrypoint, requests: spec.requests };
 }
 
 function runControl(cases: Case[]): Promise<Record<string, CaseResult>> {
@@ -98,8 +105,8 @@ function runControl(cases: Case[]): Promise<Record<string, CaseResult>> {
 async function callCase(c: Case): Promise<CaseResult> {
   if (c.requests) {
     const out: unknown[] = [];
-    for (const [method, url, body] of c.requests) {
-      const res = await s.call(c.fn, { method, path: url.split('?')[0] === '/' ? '' : url.split('?')[0], query: url.split('?')[1], body, headers: body ? { 'content-type': 'application/json' } : {} });
+    for (const [method, url, body, headers] of c.requests) {
+      const res = await s.call(c.fn, { method, path: url.split('?')[0] === '/' ? '' : url.split('?')[0], query: url.split('?')[1], body, headers: requestHeaders(body, headers) });
       out.push({ status: res.status, body: await res.text() });
     }
     return { ok: true, value: out };

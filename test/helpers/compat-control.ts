@@ -11,7 +11,13 @@ export interface ControlCase {
   dir: string;
   file: string;
   entrypoint: string;
-  requests?: [method: string, path: string, body?: string][];
+  /** A fetch-style app's requests; a body is JSON unless its headers say otherwise. */
+  requests?: [method: string, path: string, body?: string, headers?: Record<string, string>][];
+}
+
+/** The headers a case's request is sent with: JSON's content type for a body, then its own. */
+export function requestHeaders(body: string | undefined, headers: Record<string, string> = {}): Record<string, string> {
+  return { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers };
 }
 
 export type CaseResult = { ok: true; value: unknown } | { ok: false; error: string };
@@ -24,8 +30,8 @@ export async function answerRequests(
   env: unknown,
 ): Promise<unknown[]> {
   const out: unknown[] = [];
-  for (const [method, url, body] of requests) {
-    const init: RequestInit = { method, ...(body !== undefined ? { body, headers: { 'content-type': 'application/json' } } : {}) };
+  for (const [method, url, body, headers] of requests) {
+    const init: RequestInit = { method, body, headers: requestHeaders(body, headers) };
     const res = await app.fetch(new Request(`${origin}${url}`, init), env, { waitUntil() {}, passThroughOnException() {} });
     out.push({ status: res.status, body: await res.text() });
   }

@@ -224,6 +224,20 @@ t.test('a native addon is refused at deploy with a sentence naming its .node fil
   t.same(JSON.parse(String((await s.invoke('addon_optional')).body)), { fallback: true, code: 'ERR_DLOPEN_FAILED' }, 'a package that catches the refusal runs its fallback');
 });
 
+t.test("require.resolve in a package's file names the file beside it, which require then loads", async (t) => {
+  // jsdom 29 require.resolves './xhr-sync-worker.js' as it loads: the bundle's require resolved it
+  // from the entry's folder, and the deploy failed with "Cannot find module './xhr-sync-worker.js' from '/'".
+  const dir = functionFolder("const reader = require('sibling-reader');\nexports.handler = () => ({ ...reader, own: require.resolve('./lib/own.js') });", {
+    'lib/own.js': '',
+    'node_modules/sibling-reader/package.json': '{"name": "sibling-reader", "version": "1.0.0", "main": "lib/index.js"}',
+    'node_modules/sibling-reader/lib/index.js': "const worker = require.resolve('./worker.js');\nmodule.exports = { worker, loaded: require(worker).name };",
+    'node_modules/sibling-reader/lib/worker.js': "exports.name = 'the worker';",
+  });
+  t.teardown(() => removeDir(dir));
+  await s.deploy('resolve_beside', dir, 'handler');
+  t.same(JSON.parse(String((await s.invoke('resolve_beside')).body)), { worker: '/node_modules/sibling-reader/lib/worker.js', loaded: 'the worker', own: '/lib/own.js' });
+});
+
 t.test("a computed import() of a file that is not there answers Node's error", async (t) => {
   await s.deploy('missing_import', folder, 'handler', { file: 'missing-import.mjs' });
   const res = await s.invoke('missing_import', { body: JSON.stringify({ name: 'nope' }) });
