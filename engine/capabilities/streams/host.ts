@@ -68,10 +68,15 @@ export class InstanceStreams {
 
   /**
    * A stream the sandbox opened under `key` for call `callId` whose bytes come from `source`, a body
-   * the host holds, untouched by the function; undefined when the key is taken or there are too many.
+   * the host holds, untouched by the function; undefined (and the source given up) when the key is
+   * taken or there are too many.
    */
   relay(key: number, callId: number, source: RelaySource): BodyStream | undefined {
-    if (!this.free(key)) return undefined;
+    if (!this.free(key)) {
+      // Taken from its call already: given up here, or an upstream would stay open until its timeout.
+      source.cancel();
+      return undefined;
+    }
     const body = new RelayedBody(source, (error) => {
       this.relays.delete(key);
       // The sandbox forgets the stream; told why only when its reader went away (it cancels then).
