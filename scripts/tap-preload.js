@@ -5,3 +5,5 @@
 // (node -e 0 with that import: 1.3 s user + 0.6 s system, 0.3 s without), for each of 89 files.
 'use strict';
 process.env.TAP_TYPE_STRIP_ONLY = '1';
+// A temporary folder of this test process's own, removed when it exits (test/helpers/scratch.ts).
+require('../dist/test/helpers/scratch.js');

@@ -12,6 +12,6 @@ export function ensureCompatInstalled(suite: string): void {
     return existsSync(marker) && statSync(marker).mtimeMs >= statSync(path.join(suite, 'package-lock.json')).mtimeMs;
   };
   if (installed()) return;
-  const script = `[ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error`;
+  const script = `[ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --prefer-offline --no-audit --no-fund --loglevel=error`;
   execFileSync('flock', [path.join(suite, '.install-lock'), 'sh', '-c', script], { cwd: suite, stdio: 'inherit', timeout: 300_000 });
 }
