@@ -25,6 +25,7 @@ const ENTRIES = [
   'assert',
   'streams',
   'legacyStream',
+  'webAdapters',
   'timersAndProcess',
   'asyncLocalStorage',
   'misc',
@@ -182,6 +183,20 @@ t.test('stream: pipeline, Transform, PassThrough, finished, stream/promises, str
   t.equal(out.failed, 'source failed', 'an error in a pipeline reaches its callback');
   t.same(out.objectMode, [1, 2]);
   t.same(out.hashStream, [true, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'], 'a Hash is a Transform stream when used as one');
+});
+
+t.test('stream: Readable, Writable and Duplex fromWeb/toWeb answer as under Node, request.body included', async (t) => {
+  const islet = await call('webAdapters');
+  // The same function under Node 20, the control.
+  const control = await (require(path.join(folder, 'node.js')) as { webAdapters(): Promise<unknown> }).webAdapters();
+  t.same(islet, control);
+  t.same(islet, { fromWeb: 'web', toWeb: ['no', 'de'], written: ['a', 'b'], collected: ['x'], failed: 'web failed', cancelled: true, duplex: 'duplex' });
+  const echo = functionFolder(
+    "const { Readable } = require('stream');\nmodule.exports = { async fetch(request) {\n  let text = '';\n  for await (const chunk of Readable.fromWeb(request.body)) text += Buffer.from(chunk).toString();\n  return new Response(text);\n} };\n",
+  );
+  await s.deploy('from_web_body', echo, 'default');
+  const res = await s.call('from_web_body', { method: 'POST', body: 'posted body' });
+  t.equal(await res.text(), 'posted body', 'Readable.fromWeb(request.body)');
 });
 
 t.test("stream is Node's legacy Stream, which readable-stream 2 and 3 inherit from", async (t) => {

@@ -5,6 +5,7 @@
 // their objects replaced their state with one whose `pipesCount` is a getter.
 import stream from 'readable-stream/lib/stream.js';
 import { utf8Decoder } from '../../../sandbox/guest/utf8';
+import { installWebAdapters } from './web-adapters';
 
 type Chunk = string | Uint8Array;
 declare const require: (id: string) => unknown;
@@ -29,6 +30,8 @@ export const consumers = {
   json: async (source: AsyncIterable<Chunk>) => JSON.parse(utf8Decoder.decode(await buffer(source))) as unknown,
   blob: async (source: AsyncIterable<Chunk>) => new (globalThis as unknown as { Blob: new (parts: Uint8Array[]) => unknown }).Blob(await collect(source)),
 };
+
+installWebAdapters(stream as unknown as { Readable: unknown; Writable: unknown; Duplex: unknown });
 
 export const promises = (stream as unknown as { promises: unknown }).promises;
 export default stream;
