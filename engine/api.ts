@@ -16,6 +16,7 @@ import type { FunctionSocket, SocketPeer } from './capabilities/websockets/host'
 
 /** The types http/ names: the engine's own, re-exported here so that http/ imports none of its modules but this one's. */
 export type { AsyncRequest, DeployRequest, InvokeRequest, InvokeResponse, WholeResponse, LogEntry, ApiKeyRecord, FunctionRecord, KeyScope, FunctionSocket, SocketPeer };
+export type { ClientGone } from './runtime';
 
 /**
  * What http/ may ask of the engine: two narrow interfaces, one for calls and one for management,

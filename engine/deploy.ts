@@ -4,7 +4,7 @@ import { ServiceError } from './errors';
 import { publishDeploy } from './events';
 import type { Limits } from './limits';
 import { validateSpec, type FunctionManifest, type RuntimeName } from './manifest';
-import type { InstanceServices, Runtime } from './runtime';
+import type { Instance, InstanceServices, Runtime } from './runtime';
 import type { Catalog } from './store/catalog';
 import { deployVersion } from './store/pipeline';
 import { functionsExceeded, type DeployQuota } from './store/quota';
@@ -19,6 +19,8 @@ export interface DeployParts {
   runtimeFor(name: RuntimeName): Runtime;
   /** The services a deploy's check loads the candidate with. */
   servicesFor(manifest: FunctionManifest): InstanceServices;
+  /** Keeps the instance the check loaded as the published version's first warm instance (or disposes it). */
+  adopt(manifest: FunctionManifest, instance: Instance): Promise<void>;
 }
 
 /** The deploy path: the request checked, the account's quota, then the pipeline (engine/store/pipeline.ts) with the runtime's check of the code. */
@@ -50,15 +52,28 @@ export class Deployer {
     // One function too many is refused before its bundle is unpacked; the store checks again, under the account's lock.
     const functions = this.parts.catalog.list(accountId).length;
     if (!this.parts.catalog.function(accountId, spec.name) && functions >= quota.maxFunctions) throw functionsExceeded(accountId, functions, quota.maxFunctions);
-    // What the check learns is kept in the manifest it checked, which the store then writes.
+    // What the check learns is kept in the manifest it checked, which the store then writes; the
+    // instance it loaded serves the version once published, and is dropped if the deploy fails.
+    const checked: { instance?: Instance } = {};
     const check = async (candidate: FunctionManifest, codeDir: string) => {
-      candidate.style = (await runtime.validate(candidate, codeDir, this.parts.servicesFor(candidate))).style;
+      const result = await runtime.validate(candidate, codeDir, this.parts.servicesFor(candidate));
+      candidate.style = result.style;
+      checked.instance = result.instance;
     };
-    return deployVersion(this.parts.store, accountId, spec, source, check, {
-      message: request.message || undefined,
-      percent,
-      quota,
-      keepVersions: own.keepVersions === undefined ? undefined : Math.max(1, Math.floor(own.keepVersions)),
-    });
+    try {
+      const published = await deployVersion(this.parts.store, accountId, spec, source, check, {
+        message: request.message || undefined,
+        percent,
+        quota,
+        keepVersions: own.keepVersions === undefined ? undefined : Math.max(1, Math.floor(own.keepVersions)),
+      });
+      // Before the deploy answers: the caller's next call finds the instance warm.
+      const instance = checked.instance;
+      checked.instance = undefined;
+      if (instance) await this.parts.adopt(published, instance);
+      return published;
+    } finally {
+      checked.instance?.dispose();
+    }
   }
 }

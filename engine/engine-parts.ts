@@ -19,7 +19,7 @@ import { Management } from './manage';
 import { channelObserver } from './events';
 import { logObserver, metricsObserver, observers, type CallObserver } from './observer';
 import { WarmPool } from './pool';
-import type { Runtime } from './runtime';
+import type { Instance, Runtime } from './runtime';
 import type { BundleSource } from './bundle';
 import { FunctionStatsTable } from './stats/function-stats';
 import { History } from './stats/history';
@@ -112,6 +112,7 @@ export abstract class EngineParts implements ManagementApi {
       store: this.store,
       runtimeFor: (name) => this.runtimeFor(name),
       servicesFor: (manifest) => this.sandboxServices.of(manifest),
+      adopt: (manifest, instance) => this.adoptChecked(manifest, instance),
     });
     const context: RuntimeContext = {
       limits: this.limits,
@@ -130,6 +131,7 @@ export abstract class EngineParts implements ManagementApi {
 
   /** A run the server starts itself (an asynchronous invocation's attempt, a schedule's tick), its answer whole. */
   protected abstract runQueued(request: InvokeRequest, trigger: RunTrigger): Promise<RunOutcome>;
+  protected abstract adoptChecked(manifest: FunctionManifest, instance: Instance): Promise<void>;
   /** The invocation contract with its answer whole (what sdk.invoke calls). */
   abstract invoke(request: InvokeRequest): Promise<WholeResponse>;
 

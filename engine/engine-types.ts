@@ -5,7 +5,7 @@ import type { LogReader, LogStore } from './logs';
 import type { RuntimeName } from './manifest';
 import type { PoolStats } from './pool';
 import type { RequestBody } from './request-body';
-import type { Instance, Runtime } from './runtime';
+import type { ClientGone, Instance, Runtime } from './runtime';
 import type { ScheduledEvent } from './sandbox/protocol';
 import type { Store, StoreHealth } from './store/store';
 
@@ -74,6 +74,8 @@ export interface InvokeRequest {
    * connections, and only it may be answered with a WebSocket.
    */
   upgrade?: boolean;
+  /** Told when the client goes away before the answer ends (the HTTP server's calls). */
+  clientGone?: ClientGone;
 }
 
 /** What starts a run the server makes itself (see Engine.dispatchQueued). */

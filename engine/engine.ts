@@ -8,6 +8,7 @@ import type { EngineApi } from './api';
 import { ServiceError } from './errors';
 import { isFunctionName, isPublicName, type FunctionManifest } from './manifest';
 import { newRequestId } from './request-id';
+import { versionKey } from './pool';
 import type { CallInput, CallOutcome, Instance } from './runtime';
 import { isBodyStream, readWhole, watchStream } from './body-stream';
 import { isRequestBody, streamedBodyTooLarge, wholeBodyTooLarge } from './request-body';
@@ -206,6 +207,7 @@ export class Engine extends EngineParts implements EngineApi {
       rawQuery: request.rawQuery,
       headers: request.headers,
       body: request.body,
+      clientGone: request.clientGone,
     };
     if (trigger?.scheduled) input.scheduled = trigger.scheduled;
     const logged = trigger === undefined ? request.method : trigger.label;
@@ -289,19 +291,48 @@ export class Engine extends EngineParts implements EngineApi {
   }
 
   private instanceFor(manifest: FunctionManifest, stats: FunctionStats, requestId: string): Instance | Promise<Instance> {
-    const runtime = this.runtimeFor(manifest.runtime);
     // The warm cache calls the factory again to scale the version out, for no call.
     let starter: string | undefined = requestId;
     return this.pool.acquire(
       manifest,
       () => {
-        stats.coldStarts++;
         const attribution = starter === undefined ? undefined : { requestId: starter as string | undefined };
         if (starter !== undefined) this.loadingFor.set(starter, attribution!);
         starter = undefined;
-        return this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.sandboxServices.of(manifest, attribution)));
+        return this.coldStart(manifest, stats, attribution);
       },
       () => this.catalog.isServing(manifest),
+    );
+  }
+
+  /** A new instance of the version; its module code's lines are the starting call's while `attribution` names one. */
+  private coldStart(manifest: FunctionManifest, stats: FunctionStats, attribution?: { requestId: string | undefined }): Promise<Instance> {
+    stats.coldStarts++;
+    const runtime = this.runtimeFor(manifest.runtime);
+    return this.store.codeDir(manifest).then((codeDir) => runtime.createInstance(manifest, codeDir, this.sandboxServices.of(manifest, attribution)));
+  }
+
+  /**
+   * The instance a deploy's check loaded becomes its version's first warm one, once its files are
+   * where the store keeps them: the first call after a deploy is not a cold start.
+   */
+  protected adoptChecked(published: FunctionManifest, instance: Instance): Promise<void> {
+    return this.store.codeDir(published).then(
+      (codeDir) => {
+        // The catalog's own manifest of the version: calls find instances by it.
+        const entry = this.catalog.function(published.account, published.name);
+        const manifest = [entry?.first, entry?.second].find((m) => m !== undefined && versionKey(m) === versionKey(published));
+        if (!manifest) return instance.dispose();
+        instance.relocate?.(codeDir);
+        const stats = this.functionStats.of(manifest);
+        this.pool.adopt(
+          manifest,
+          instance,
+          () => this.coldStart(manifest, stats),
+          () => this.catalog.isServing(manifest),
+        );
+      },
+      () => instance.dispose(),
     );
   }
 

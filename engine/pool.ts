@@ -144,6 +144,19 @@ export class WarmPool {
     return pending;
   }
 
+  /**
+   * Takes an instance its version's deploy loaded as the version's first warm one. It is disposed
+   * instead when the version is not current any more, or has an instance or a cold start already.
+   */
+  adopt(manifest: FunctionManifest, instance: Instance, create: () => Promise<Instance>, isCurrent: () => boolean): void {
+    const key = versionKey(manifest);
+    if (instance.state !== 'ready' || !isCurrent() || this.cache.has(key) || this.loading.has(key)) {
+      instance.dispose();
+      return;
+    }
+    this.add(key, instance, create, isCurrent);
+  }
+
   /** Drops an instance that died (memory limit, timeout) so the next call starts a fresh one. */
   forget(instance: Instance): void {
     this.bury(instance);

@@ -25,6 +25,17 @@ export interface CallInput {
   body: Buffer | RequestBody;
   /** Set for a run of a schedule (never for a call over HTTP): what the handler is told of its tick. */
   scheduled?: ScheduledEvent;
+  /** Set by the HTTP server: told when the client goes away (see ClientGone). */
+  clientGone?: ClientGone;
+}
+
+/**
+ * One call's line from the HTTP server to its instance: the server calls `onGone` when the client
+ * goes away, which the instance set once the call was sent in (a fetch-style handler's
+ * `request.signal` then aborts, before its answer as after).
+ */
+export interface ClientGone {
+  onGone?: () => void;
 }
 
 export interface FunctionResponse {
@@ -59,6 +70,8 @@ export interface Instance {
   dispose(): void;
   /** Closes its WebSockets with `code` (a retired instance lives on until they are closed). */
   closeSockets?(code: number, reason: string): void;
+  /** Its version's files are now in `codeDir` (a deploy's check loaded them from the staging folder). */
+  relocate?(codeDir: string): void;
 }
 
 /** What a running function may ask of the service (the sandbox's only way out). */
@@ -102,9 +115,27 @@ export const VALIDATE_TIMEOUT_MS = 10_000;
 /** What a deploy's check learns of the code, to keep with the version. */
 export interface ValidatedCode {
   style: HandlerStyle;
+  /**
+   * The instance the check loaded, ready for calls: the caller disposes it, or keeps it as the new
+   * version's first warm instance once the version is published (engine/deploy.ts).
+   */
+  instance: Instance;
 }
 
-/** Deploy-time validation shared by the runtimes: load the code in a fresh instance, then drop it. */
+/** Time allowed to a function's module code: the function's timeout, and at most VALIDATE_TIMEOUT_MS when a deploy checks it. */
+export interface LoadTimeouts {
+  load: number;
+  /** The function's timeout, for its calls. */
+  call: number;
+}
+
+/** A function's timeouts when it loads for its calls, or for a deploy's check (`check`). */
+export function loadTimeouts(manifest: FunctionManifest, defaultTimeoutMs: number, check: boolean): LoadTimeouts {
+  const call = manifest.timeoutMs ?? defaultTimeoutMs;
+  return { call, load: check ? Math.min(call, VALIDATE_TIMEOUT_MS) : call };
+}
+
+/** Deploy-time validation shared by the runtimes: load the code in a fresh instance, which the deploy keeps or drops. */
 export async function validateByLoading(manifest: FunctionManifest, load: () => Promise<Instance>): Promise<ValidatedCode> {
   let instance: Instance;
   try {
@@ -120,9 +151,7 @@ export async function validateByLoading(manifest: FunctionManifest, load: () => 
     }
     throw err;
   }
-  const style = instance.style ?? 'handler';
-  instance.dispose();
-  return { style };
+  return { style: instance.style ?? 'handler', instance };
 }
 
 /** A frame of the host, not of user code: isolated-vm's boundary, Node's internals, islet's own files, Pyodide's loader. */

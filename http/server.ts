@@ -1,6 +1,6 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { isBodyStream } from '../engine/body-stream';
-import type { CallApi, EngineApi, InvokeRequest, InvokeResponse } from '../engine/api';
+import type { CallApi, ClientGone, EngineApi, InvokeRequest, InvokeResponse } from '../engine/api';
 import { errorResponse } from '../engine/error-answer';
 import { ServiceError } from '../engine/errors';
 import { newRequestId } from '../engine/request-id';
@@ -227,11 +227,14 @@ function safeDecode(segment: string): string {
 function handleRun(engine: CallApi, res: HttpResponse, req: HttpRequest, counter: ActiveCounter, connections: Connections): void {
   const call = readCall(req);
   const state: ResponseState = { aborted: false, connections };
+  const gone: ClientGone = {};
+  call.clientGone = gone;
   let streamed: UwsRequestBody | undefined;
   res.onAborted(() => {
     state.aborted = true;
     streamed?.aborted();
     state.onAbort?.();
+    gone.onGone?.();
   });
   const head = call.method === 'HEAD';
   const { requestBodyBytes, streamedRequestBodyBytes } = engine.limits;

@@ -13,7 +13,7 @@ import { installLibraries } from '../engine/isolate/libraries';
 import { IsolateInstance } from '../engine/isolate/instance';
 import { RUNTIME_FILENAME } from '../engine/sandbox/protocol';
 import { installPythonBridge, type PythonBridge } from './bridge';
-import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime, type ValidatedCode } from '../engine/runtime';
+import { loadError, loadTimeouts, validateByLoading, type Instance, type InstanceServices, type LoadTimeouts, type Runtime, type ValidatedCode } from '../engine/runtime';
 
 export interface PythonRuntimeOptions {
   defaultTimeoutMs: number;
@@ -30,7 +30,8 @@ export interface PythonRuntimeOptions {
 
 /** Pyodide's files and the snapshot, read once and copied into each new isolate. */
 interface Assets {
-  wasm: ivm.ExternalCopy<ArrayBuffer>;
+  /** pyodide.asm.wasm, compiled once here: every isolate gets the same compiled code (see boot). */
+  module: CompiledWasm;
   stdlib: ivm.ExternalCopy<ArrayBuffer>;
   snapshot: ivm.ExternalCopy<ArrayBuffer>;
   lock: string;
@@ -39,6 +40,10 @@ interface Assets {
   sandboxSource: string;
   snapshotBytes: number;
 }
+
+/** A compiled WebAssembly.Module of this process (the server's TypeScript library types only the namespace). */
+type CompiledWasm = object;
+const compileWasm = (bytes: Uint8Array): Promise<CompiledWasm> => (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasm> } }).WebAssembly.compile(bytes);
 
 const PYODIDE_DIR = path.dirname(require.resolve('pyodide/package.json'));
 const SANDBOX_FILE = path.join(__dirname, 'sandbox.js');
@@ -56,11 +61,11 @@ export class PythonRuntime implements Runtime {
   constructor(private readonly options: PythonRuntimeOptions) {}
 
   createInstance(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<Instance> {
-    return this.load(manifest, codeDir, services, manifest.timeoutMs ?? this.options.defaultTimeoutMs);
+    return this.load(manifest, codeDir, services, loadTimeouts(manifest, this.options.defaultTimeoutMs, false));
   }
 
   validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<ValidatedCode> {
-    return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS)));
+    return validateByLoading(manifest, () => this.load(manifest, codeDir, services, loadTimeouts(manifest, this.options.defaultTimeoutMs, true)));
   }
 
   /** The snapshot file: the one the build made, else this server's own (made at first use). */
@@ -91,7 +96,7 @@ export class PythonRuntime implements Runtime {
         fsp.readFile(SANDBOX_FILE),
       ]);
       return {
-        wasm: new ivm.ExternalCopy(toArrayBuffer(wasm)),
+        module: await compileWasm(wasm),
         stdlib: new ivm.ExternalCopy(toArrayBuffer(stdlib)),
         snapshot: new ivm.ExternalCopy(toArrayBuffer(snapshot)),
         lock: lock.toString('utf8'),
@@ -154,7 +159,9 @@ export class PythonRuntime implements Runtime {
       // of the snapshot and the zip (34 MB) sometimes outlived the boot's gc() (1 boot in 7,
       // measured), until a later collection. Set this way, none has in 50 boots.
       const pyFiles = await context.evalClosure('return globalThis.__isletPy = { lock: $0, memoryCap: $1 };', [assets.lock, wasmCap], { result: { reference: true } });
-      pyFiles.setSync('wasm', assets.wasm.copyInto());
+      // A copy of a compiled module is a handle on the same code. Released at once: one kept alive
+      // would hold the process open at exit.
+      pyFiles.setSync('module', new ivm.ExternalCopy(assets.module).copyInto({ release: true }));
       pyFiles.setSync('stdlib', assets.stdlib.copyInto());
       pyFiles.setSync('snapshot', assets.snapshot.copyInto());
       pyFiles.release();
@@ -183,13 +190,16 @@ export class PythonRuntime implements Runtime {
     }
   }
 
-  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number): Promise<IsolateInstance> {
+  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeouts: LoadTimeouts): Promise<IsolateInstance> {
+    const timeoutMs = timeouts.load;
     let blank: BlankIsolate | undefined;
     let instance: IsolateInstance | undefined;
     try {
       blank = await this.takeInterpreter(manifest.memoryMb ?? this.options.defaultMemoryMb);
+      const where = { codeDir, files: new Set(manifest.files) };
       instance = new IsolateInstance(blank, {
-        timeoutMs,
+        timeoutMs: timeouts.call,
+        files: where,
         responseBodyBytes: this.options.responseBodyBytes,
         readsBodyStreams: { requestBodyBytes: this.options.requestBodyBytes },
         services,
@@ -199,7 +209,7 @@ export class PythonRuntime implements Runtime {
       // The files' names and sizes: their bytes are read from the host when the sandbox first needs them.
       const sizes = await Promise.all(manifest.files.map(async (rel) => [rel, (await fsp.stat(path.join(codeDir, rel))).size] as const));
       const config = JSON.stringify({ accountId: manifest.account, env: manifest.env, main: manifest.file, entrypoint: manifest.entrypoint, runtime: manifest.runtime });
-      Object.assign(blank.bridge as PythonBridge, { timeoutMs, files: { codeDir, files: new Set(manifest.files) } });
+      Object.assign(blank.bridge as PythonBridge, { timeoutMs: timeouts.call, files: where });
       const failure = await instance.untilDeath(blank.initRef.apply(undefined, [config, JSON.stringify(sizes)], { timeout: timeoutMs, result: { copy: true } }));
       if (typeof failure === 'string') throw moduleFailure(failure);
       const heap = blank.isolate.getHeapStatisticsSync();

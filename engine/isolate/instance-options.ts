@@ -12,6 +12,8 @@ export interface IsolateInstanceOptions {
    */
   readsBodyStreams?: { requestBodyBytes: number };
   services: InstanceServices;
+  /** Where the version's files are: read by the sandbox's `fs` and `require`, moved by `relocate`. */
+  files?: { codeDir: string };
   /** Reads one of the version's files for `require` (relative path, already checked to exist). */
   readModule?(path: string): string | undefined;
   /** Turns positions in built code back into the user's files (stacks of failed calls). */

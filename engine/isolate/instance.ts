@@ -14,7 +14,7 @@ import { InstanceStreams } from '../capabilities/streams/host';
 import type { TimerOpKind } from '../capabilities/timers/ops';
 import { InstanceSockets } from '../capabilities/websockets/host';
 import { WEBSOCKET_LIMITS } from '../capabilities/websockets/limits';
-import { callMeta, requestIdOfMeta } from '../sandbox/protocol';
+import { callMeta, Fire, requestIdOfMeta } from '../sandbox/protocol';
 import type { BlankIsolate, BridgeTarget } from './bridge';
 import { CallAnswers } from './answers';
 import { CallBatches, type Batch } from './call-batches';
@@ -205,6 +205,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
     return this.options.readModule?.(path);
   }
 
+  relocate(codeDir: string): void {
+    if (this.options.files) this.options.files.codeDir = codeDir;
+  }
+
   get readsBodyStreams(): boolean {
     return this.options.readsBodyStreams !== undefined;
   }
@@ -232,6 +236,10 @@ export class IsolateInstance implements Instance, BridgeTarget {
     else raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
     const bytes = meta.length + (raw === undefined || typeof raw === 'number' ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);
     this.batches.add({ meta, raw, done, bytes });
+    // A fetch-style handler's request.signal. Request ids are unique: told after the call ended,
+    // the sandbox finds nothing to abort.
+    const gone = input.clientGone;
+    if (gone && this.style === 'fetch') gone.onGone = () => this.fire([Fire.abort, 0, true, input.requestId]);
   }
 
   /**

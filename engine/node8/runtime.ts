@@ -4,7 +4,7 @@ import ivm from 'isolated-vm';
 import { IsolateInstance } from '../isolate/instance';
 import { sharedLibraryBytes } from '../isolate/libraries';
 import type { FunctionManifest } from '../manifest';
-import { loadError, VALIDATE_TIMEOUT_MS, validateByLoading, type Instance, type InstanceServices, type Runtime, type ValidatedCode } from '../runtime';
+import { loadError, loadTimeouts, validateByLoading, type Instance, type InstanceServices, type LoadTimeouts, type Runtime, type ValidatedCode } from '../runtime';
 import { createBlankIsolate, type CachedScript, type Node8BlankIsolate } from './blank';
 import { FunctionCodeStore, type FunctionCode } from './function-code';
 import type { SocketLimits } from '../capabilities/sockets/limits';
@@ -56,11 +56,11 @@ export class Node8Runtime implements Runtime {
 
   /** The instance takes calls at once; its module code runs ahead of them on the isolate's thread. */
   async createInstance(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<Instance> {
-    return this.load(manifest, codeDir, services, manifest.timeoutMs ?? this.options.defaultTimeoutMs, 'background');
+    return this.load(manifest, codeDir, services, loadTimeouts(manifest, this.options.defaultTimeoutMs, false), 'background');
   }
 
   validate(manifest: FunctionManifest, codeDir: string, services: InstanceServices): Promise<ValidatedCode> {
-    return validateByLoading(manifest, () => this.load(manifest, codeDir, services, Math.min(manifest.timeoutMs ?? this.options.defaultTimeoutMs, VALIDATE_TIMEOUT_MS), 'wait'));
+    return validateByLoading(manifest, () => this.load(manifest, codeDir, services, loadTimeouts(manifest, this.options.defaultTimeoutMs, true), 'wait'));
   }
 
   close(): void {
@@ -96,7 +96,8 @@ export class Node8Runtime implements Runtime {
    * instance is returned once the code has loaded; with 'background' at once (see loadInBackground).
    * A deploy ('wait') builds the bundle from the files; a cold start finds it built.
    */
-  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeoutMs: number, mode: 'wait' | 'background'): Promise<IsolateInstance> {
+  private async load(manifest: FunctionManifest, codeDir: string, services: InstanceServices, timeouts: LoadTimeouts, mode: 'wait' | 'background'): Promise<IsolateInstance> {
+    const timeoutMs = timeouts.load;
     let code: FunctionCode;
     try {
       // Before any isolate: a version whose files are gone is the store's fault (ERR_INTERNAL), not the function's.
@@ -107,14 +108,16 @@ export class Node8Runtime implements Runtime {
     }
     const blank = this.takeBlank(manifest.memoryMb ?? this.options.defaultMemoryMb);
     const files = new Set(manifest.files);
-    blank.bridge.files = { codeDir, files };
+    const where = { codeDir, files };
+    blank.bridge.files = where;
     const mapStack = (text: string) => code.stacks.map(text);
     const instance = new IsolateInstance(blank, {
-      timeoutMs,
+      timeoutMs: timeouts.call,
+      files: where,
       responseBodyBytes: this.options.responseBodyBytes,
       readsBodyStreams: { requestBodyBytes: this.options.requestBodyBytes },
       services: { ...services, log: (requestId, level, text) => services.log(requestId, level, mapStack(text)) },
-      readModule: (rel) => moduleSource(codeDir, files, rel),
+      readModule: (rel) => moduleSource(where.codeDir, files, rel),
       mapStack,
       onDeath: (dead, catastrophic) => this.options.onInstanceDeath(dead, catastrophic),
       remeasure: (grown) => this.measure(grown),

@@ -31,7 +31,8 @@ import { MessageChannel } from './message-channel';
 import { mountLazyFiles, type LazyFs } from './lazy-files';
 
 interface PyFiles {
-  wasm: ArrayBuffer;
+  /** The interpreter, compiled once by the host and shared by every Python isolate (python/runtime.ts). */
+  module: WebAssembly.Module;
   stdlib: ArrayBuffer;
   snapshot: ArrayBuffer;
   lock: string;
@@ -90,20 +91,12 @@ const timers = makeTimers(hostTimer, reportError);
 const cryptoObject = makeCrypto(hostRandom);
 
 /**
- * The interpreter's wasm bytes, in a buffer that can be emptied once boot is over: Pyodide keeps
- * the buffer it read (9.6 MB) reachable for the isolate's life, and the compiled module has its own
- * copy.
+ * The interpreter's module, compiled by the host: its code (and what V8 tiers up) is shared by
+ * every Python isolate instead of compiled in each. Pyodide reads `pyodide.asm.wasm` for bytes to
+ * instantiate; it is handed this marker, which `WebAssembly.instantiate` below knows.
  */
-let wasmBytes: ResizableArrayBuffer | undefined;
-/** Resizable ArrayBuffers are in this V8, not yet in the sandbox's TypeScript library. */
-type ResizableArrayBuffer = ArrayBuffer & { resize(length: number): void };
-function resizableWasmBytes(): ArrayBuffer {
-  const source = new Uint8Array(files.wasm);
-  const Resizable = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ResizableArrayBuffer;
-  wasmBytes = new Resizable(source.byteLength, { maxByteLength: source.byteLength });
-  new Uint8Array(wasmBytes).set(source);
-  return wasmBytes;
-}
+let compiledModule: WebAssembly.Module | undefined = files.module;
+const COMPILED_MARKER = new ArrayBuffer(8);
 
 // What Pyodide's loader and Emscripten's shell mode expect to find.
 const shellGlobals: Record<string, unknown> = {
@@ -111,7 +104,7 @@ const shellGlobals: Record<string, unknown> = {
     throw new Error(`read(${path}): not available`);
   },
   readbuffer(path: string): ArrayBuffer {
-    if (path.endsWith('pyodide.asm.wasm')) return resizableWasmBytes();
+    if (path.endsWith('pyodide.asm.wasm') && compiledModule) return COMPILED_MARKER;
     if (path.endsWith('python_stdlib.zip')) return files.stdlib;
     throw new Error(`readbuffer(${path}): not available`);
   },
@@ -160,6 +153,9 @@ Object.assign(g, shellGlobals, timers.globals, {
 const wasm = WebAssembly as unknown as Record<string, unknown>;
 wasm.compile = async (bytes: BufferSource) => new WebAssembly.Module(bytes);
 wasm.instantiate = async (source: BufferSource | WebAssembly.Module, imports?: WebAssembly.Imports) => {
+  if (compiledModule && (source === COMPILED_MARKER || (ArrayBuffer.isView(source) && source.buffer === COMPILED_MARKER))) {
+    return { module: compiledModule, instance: new WebAssembly.Instance(compiledModule, imports) };
+  }
   if (source instanceof WebAssembly.Module) return new WebAssembly.Instance(source, imports);
   const module = new WebAssembly.Module(source);
   return { module, instance: new WebAssembly.Instance(module, imports) };
@@ -200,8 +196,7 @@ async function boot(asm: { default: unknown }, loader: Loader): Promise<void> {
   // Drop the copies: Pyodide would otherwise keep the 30 MB snapshot alive.
   if (pyodide._api?.config) pyodide._api.config._loadSnapshot = undefined;
   for (const key of Object.keys(files)) delete (files as unknown as Record<string, unknown>)[key];
-  wasmBytes?.resize(0);
-  wasmBytes = undefined;
+  compiledModule = undefined;
   // `os` stays: Emscripten draws randomness through it for as long as the interpreter runs.
   for (const name of Object.keys(shellGlobals)) if (name !== 'os') delete g[name];
   // islet's Python side (runtime.py, fetch's net.py, stdlib.py) is in the snapshot (python/make-snapshot.mjs).

@@ -27,7 +27,8 @@ def handler(body, req):
 `;
 
 t.before(async () => {
-  s = await startTestServer();
+  // One warm instance at most: a call of one function makes the next call of the other a cold start.
+  s = await startTestServer({ limits: { maxWarmInstances: 1 } });
   const work = mkdtempSync(path.join(tmpdir(), 'islet-devloop-logs-'));
   env = { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), ISLET_URL: s.url, ISLET_ACCOUNT: s.accountId, ISLET_API_KEY: s.apiKey };
   await s.deploy('coloured', functionFolder(COLOURED), 'handler');
@@ -59,6 +60,11 @@ t.test('colour codes are kept out of the logs: the API, islet logs and its --jso
 });
 
 t.test('a Python warning is a warn line of the call that caused it, at load and in the handler', async (t) => {
+  const atDeploy = (await entriesOf('warns')).filter((e) => e.level === 'warn');
+  t.equal(atDeploy.length, 1, "the deploy's load: its import-time warning, once");
+  t.match(atDeploy[0]?.message, /^function\.py:6: RequestsDependencyWarning: /);
+  // The deploy's instance served no call yet; a call of another function takes the one warm place.
+  t.equal((await s.call('coloured')).status, 200);
   const res = await s.call('warns', { method: 'PUT', body: '{}' });
   t.equal(res.status, 200, await res.clone().text());
   const requestId = res.headers.get('x-service-request-id')!;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import t from 'tap';
@@ -32,8 +32,33 @@ t.test('the warm cache is bounded by count and evicted instances are disposed', 
   t.equal(s.engine.stats().coldStarts, before + 1);
 });
 
+t.test("the first call after a deploy runs in the instance the deploy's check loaded: no cold start", async (t) => {
+  const loads = functionFolder(`globalThis.loads = (globalThis.loads ?? 0) + 1;\nlet calls = 0;\nexports.handler = () => [globalThis.loads, ++calls];\n`);
+  await s.deploy('prewarmed', loads, 'handler');
+  const before = s.engine.stats().coldStarts;
+  t.same(await (await s.call('prewarmed')).json(), [1, 1], 'its module code ran once, at the deploy');
+  t.same(await (await s.call('prewarmed')).json(), [1, 2]);
+  t.equal(s.engine.stats().coldStarts, before, 'no cold start');
+});
+
+t.test("the deploy's instance reads the version's files where the store keeps them, not where the deploy unpacked them", async (t) => {
+  const node = functionFolder(`const fs = require('fs');\nexports.handler = () => fs.readFileSync(__dirname + '/data.txt', 'utf8');\n`, { 'data.txt': 'node8 data' });
+  const before = s.engine.stats().coldStarts;
+  await s.deploy('reads_files', node, 'handler');
+  t.equal(await (await s.call('reads_files')).json(), 'node8 data');
+  const py = mkdtempSync(path.join(tmpdir(), 'islet-py-files-'));
+  writeFileSync(path.join(py, 'function.py'), "def handler(body, req):\n    with open('data.txt') as f:\n        return f.read()\n");
+  writeFileSync(path.join(py, 'data.txt'), 'python data');
+  await s.deployPython('reads_files_py', py, 'handler');
+  t.equal(await (await s.call('reads_files_py')).json(), 'python data');
+  t.equal(s.engine.stats().coldStarts, before, "both calls ran in the deploys' instances");
+});
+
 t.test('concurrent first calls of a version share one cold start', async (t) => {
   await s.deploy('fresh', counter, 'handler');
+  // Two other versions called: the deploy's warm instance of this one is evicted (two warm at most).
+  await calls('a');
+  await calls('b');
   const before = s.engine.stats().coldStarts;
   const results = await Promise.all(Array.from({ length: 10 }, () => calls('fresh')));
   t.same(

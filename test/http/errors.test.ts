@@ -80,19 +80,26 @@ t.test("500 ERR_FUNCTION_FAILED: an error thrown inside islet's Buffer or URL sh
 });
 
 t.test('500 ERR_FUNCTION_FAILED: module code that fails on a cold start answers its own error, every time', async (t) => {
-  // Deployed (and validated) while it still loads; its first call comes after it stopped loading.
+  // Deployed twice (and validated) while it still loads; its first call comes after it stopped
+  // loading, once a rollback serves version 1 again, whose deploy's instance is gone: a cold start.
   // A loaded machine may take longer than the window to validate: then a wider one is tried.
   let failAfter = 0;
-  for (const windowMs of [300, 3_000, 20_000]) {
+  for (const windowMs of [600, 6_000, 40_000]) {
     failAfter = Date.now() + windowMs;
     try {
-      await s.deploy('late_failure', fixture('late-failure-node8'), 'hello', { env: { FAIL_AFTER: String(failAfter) } });
+      for (let i = 0; i < 2; i++) await s.deploy('late_failure', fixture('late-failure-node8'), 'hello', { env: { FAIL_AFTER: String(failAfter) } });
       break;
     } catch (err) {
       if (windowMs === 20_000 || !/module code failed on a later cold start/.test(String((err as Error).message))) throw err;
     }
   }
   await new Promise((r) => setTimeout(r, Math.max(0, failAfter - Date.now()) + 20));
+  const rollback = await fetch(`${s.url}/v2/accounts/${s.accountId}/functions/late_failure/rollback`, {
+    method: 'POST',
+    headers: { 'X-Service-Api-Key': s.apiKey, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  t.equal(rollback.status, 200, await rollback.clone().text());
   const answers = await Promise.all([s.call('late_failure'), s.call('late_failure')]);
   for (const res of [...answers, await s.call('late_failure')]) {
     const body = await expectError(t, res, 500, 'ERR_FUNCTION_FAILED');

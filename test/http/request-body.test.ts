@@ -22,6 +22,14 @@ const ECHO_WATCHED = `export default {
     return new Response(request.body, { headers: { 'content-type': 'application/octet-stream' } });
   },
 };`;
+/** Answers only once its request's signal aborts. */
+const WAITS_FOR_ABORT = `export default {
+  async fetch(request) {
+    await new Promise((resolve) => request.signal.addEventListener('abort', resolve));
+    console.log('aborted before the answer: ' + request.signal.reason);
+    return new Response('too late');
+  },
+};`;
 const FIRST_CHUNK = `export default {
   async fetch(request) {
     const { value } = await request.body.getReader().read();
@@ -51,6 +59,7 @@ t.before(async () => {
   await s.deploy('echo', functionFolder(ECHO), 'default', { memoryMb: 128, timeoutMs: 60_000 });
   await s.deploy('echo_watched', functionFolder(ECHO_WATCHED), 'default', { timeoutMs: 60_000 });
   await s.deploy('echo_short', functionFolder(ECHO), 'default', { timeoutMs: 1500 });
+  await s.deploy('waits_for_abort', functionFolder(WAITS_FOR_ABORT), 'default', { timeoutMs: 120_000 });
   await s.deploy('first', functionFolder(FIRST_CHUNK), 'default', { timeoutMs: 60_000 });
   await s.deploy('counter', functionFolder(COUNTER), 'default', { timeoutMs: 60_000 });
   await s.deploy('counter_short', functionFolder(COUNTER), 'default', { timeoutMs: 1500 });
@@ -182,6 +191,20 @@ t.test("a client that goes away mid-echo: the relay stops, the request's signal 
   t.ok(await eventually(() => inflight(s, 'echo_watched') === 0 && s.server.active === 0, 10_000), 'no call and no request is left in flight');
   const next = await s.call('echo_watched', { body: 'again' });
   t.equal(await next.text(), 'again', 'the instance relays the next body');
+});
+
+t.test("a client that goes away before the answer: the request's signal aborts, and the handler ends long before its timeout", async (t) => {
+  const req = httpRequest(`${s.url}/v2/run/${s.accountId}/waits_for_abort`, { headers: { 'X-Service-Api-Key': s.apiKey }, agent: false });
+  req.on('error', () => undefined);
+  req.end();
+  t.ok(await eventually(() => inflight(s, 'waits_for_abort') === 1, 20_000), 'the handler runs, waiting');
+  req.destroy();
+  const lines = async () => s.engine.readLogs(s.accountId, 'waits_for_abort', {});
+  t.ok(
+    await eventually(async () => (await lines()).some((e) => /^aborted before the answer: AbortError: the client closed the connection before the answer$/.test(e.message)), 20_000),
+    'its abort listener ran, with the reason',
+  );
+  t.ok(await eventually(() => inflight(s, 'waits_for_abort') === 0 && s.server.active === 0, 20_000), 'the call is over (its timeout is 120 s), no request is left in flight');
 });
 
 t.test('an echo whose client stops sending: the timeout ends the call and cuts the answer', async (t) => {

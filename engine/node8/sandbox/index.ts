@@ -389,6 +389,9 @@ function fire(kind: FireKind, id: number, ok?: boolean | number, payloadArgument
     timers.fire(id);
   } else if (kind === Fire.stream) {
     responseStreams.fire(id, ok, payload);
+  } else if (kind === Fire.abort) {
+    // Sent for fetch-style calls only, whose library is loaded.
+    library<{ abortCall(requestId: string): void }>('web/fetch').abortCall(payload as string);
   } else if (kind === Fire.socket) {
     // A WebSocket's message (its data) or close (its code and reason).
     socketEvents?.(id, ok, payload, body);

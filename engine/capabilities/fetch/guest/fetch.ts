@@ -524,14 +524,32 @@ export async function serveFetch(
   raw: string | ArrayBuffer | number | undefined,
   env: unknown,
 ): Promise<CallResult> {
-  const [, method, path, rawQuery] = head;
+  const [requestId, method, path, rawQuery] = head;
   const url = `http://${headers.host ?? 'localhost'}${path}${rawQuery ? `?${rawQuery}` : ''}`;
   const hasBody = method !== 'GET' && method !== 'HEAD' && raw !== undefined;
-  // Aborted when the client goes away before a streamed answer ends.
+  // Aborted when the client goes away: before the answer (abortCall), or before a streamed one ends.
   const controller = new (g.AbortController as new () => { signal: unknown; abort(reason?: unknown): void })();
   const request = new Request(url, { method, headers, signal: controller.signal, ...(hasBody ? { body: typeof raw === 'number' ? new HostBody(raw) : raw } : {}) });
   const ctx = executionContext();
-  const response = await target.fetch(request, env, ctx);
+  awaitingAnswer.set(requestId, controller);
+  try {
+    return await answerOf(await target.fetch(request, env, ctx), controller);
+  } finally {
+    awaitingAnswer.delete(requestId);
+  }
+}
+
+/** The calls whose handler has not answered yet, by request id: what a client's leaving aborts. */
+const awaitingAnswer = new Map<string, { abort(reason?: unknown): void }>();
+
+/** The host's word that a call's client went away (Fire.abort): its `request.signal` aborts. */
+export function abortCall(requestId: string): void {
+  const DOMException = g.DOMException as (new (message: string, name: string) => unknown) | undefined;
+  const reason = 'the client closed the connection before the answer';
+  awaitingAnswer.get(requestId)?.abort(DOMException ? new DOMException(reason, 'AbortError') : new Error(reason));
+}
+
+async function answerOf(response: unknown, controller: { abort(reason?: unknown): void }): Promise<CallResult> {
   if (!(response instanceof Response)) {
     return { t: 'e', c: 'ERR_BAD_RESPONSE', m: `the fetch handler must return a Response, got ${response === null ? 'null' : typeof response}` };
   }
