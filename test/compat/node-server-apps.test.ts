@@ -91,7 +91,8 @@ t.before(async () => {
   await deploy('plain', appFolder('plain.js', []), { timeoutMs: 60_000 });
   await deploy('plain_short', appFolder('plain.js', []), { timeoutMs: 1000 });
   for (const [name, app, packages] of FRAMEWORKS) await deploy(name, appFolder(app, packages), { timeoutMs: 60_000 });
-  await deploy('express4_short', appFolder('express.js', [['express4', 'express']]), { timeoutMs: 2000 });
+  // Short enough for a call to run to it; long enough for a deploy to load Express on a loaded machine (2 s was not).
+  await deploy('express4_short', appFolder('express.js', [['express4', 'express']]), { timeoutMs: 6000 });
 });
 
 t.teardown(async () => {
