@@ -33,9 +33,9 @@ export const ISLET_FRAME = /islet:(runtime|lib\/)/;
 
 /**
  * What `fire` tells the sandbox: a timer ran out, an asynchronous operation finished, a response
- * stream is pulled or cancelled, or a WebSocket has a message or closed.
+ * stream is pulled or cancelled, a WebSocket has a message or closed, or a call's client went away
+ * before its answer (`abort`, whose payload is the call's request id).
  */
-/** `abort`: a call's client went away before its answer (the payload is its request id). */
 export const Fire = { timer: 0, op: 1, stream: 2, socket: 3, abort: 4 } as const;
 export type FireKind = (typeof Fire)[keyof typeof Fire];
 

@@ -9,21 +9,17 @@ interface NodeReadable {
   pause(): void;
   resume(): void;
   on(event: string, listener: (...args: unknown[]) => void): void;
-  readableObjectMode?: boolean;
 }
 interface NodeWritable {
   write(chunk: unknown, callback: (err?: unknown) => void): boolean;
   end(callback: () => void): void;
   destroy(err?: unknown): void;
-  once(event: string, listener: (...args: unknown[]) => void): void;
-  writableObjectMode?: boolean;
 }
 type Callback = (err?: unknown) => void;
 type Ctor<T> = new (options: Record<string, unknown>) => T;
 interface WebReader {
   read(): Promise<{ done: boolean; value?: unknown }>;
   cancel(reason?: unknown): Promise<void>;
-  closed: Promise<void>;
 }
 interface WebWriter {
   ready: Promise<void>;
