@@ -8,10 +8,6 @@ let s: TestServer;
 let env: NodeJS.ProcessEnv;
 let work: string;
 
-// Deploys and cold starts of both runtimes: near tap's 120 s per file when other suites run beside
-// it. The limit is there to catch a hang, not to time the file.
-t.setTimeout(300_000);
-
 t.before(async () => {
   s = await startTestServer();
   ({ work, env } = cliWorkspace(s));

@@ -15,8 +15,6 @@ let invokeKey: string;
 /** No credentials at all: each test adds what it is about. */
 let bare: NodeJS.ProcessEnv;
 
-t.setTimeout(300_000);
-
 t.before(async () => {
   s = await startTestServer();
   work = mkdtempSync(path.join(tmpdir(), 'islet-devloop-cli-'));

@@ -11,8 +11,6 @@ let s: TestServer;
 let work: string;
 let env: NodeJS.ProcessEnv;
 
-t.setTimeout(300_000);
-
 t.before(async () => {
   s = await startTestServer();
   work = mkdtempSync(path.join(tmpdir(), 'islet-devloop-deploy-'));

@@ -10,8 +10,6 @@ import { ROOT } from '../helpers/server';
 // README, not copied here), each printed line checked against what the README says of it. A line
 // added to the quick start that this test does not know fails it, so the two stay together.
 
-t.setTimeout(300_000);
-
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
 /** The first ```sh block after `marker`, as commands with their `# comment`s. */

@@ -60,9 +60,6 @@ function wheelFound(t: Test, name: string, missing: readonly string[]): boolean 
   return false;
 }
 
-// pip's index lookups, a CLI deploy of about 10 MB and a cold start, on 2 shared cores.
-t.setTimeout(300_000);
-
 let s: TestServer;
 let upstream: Server;
 let upstreamUrl = '';

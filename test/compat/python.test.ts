@@ -28,9 +28,6 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
 
 type Outcome = { ok: boolean; value?: unknown; error?: string };
 
-// Five CLI deploys (one of 32 MB) and their cold starts: about 35 s alone on 2 cores, more beside others.
-t.setTimeout(300_000);
-
 let s: TestServer;
 let env: NodeJS.ProcessEnv;
 const missing = Object.values(GROUPS)

@@ -5,9 +5,6 @@ import { startTestServer, type TestServer } from '../helpers/server';
 // The invocation contract, run against node8 and Python on one server.
 let s: TestServer;
 
-// Python's cold starts on a loaded machine: the limit catches a hang, it does not time the file.
-t.setTimeout(300_000);
-
 t.before(async () => {
   s = await startTestServer();
 });

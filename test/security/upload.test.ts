@@ -16,9 +16,6 @@ const MiB = 1024 * 1024;
 let s: ChildServer;
 let invokeKey: string;
 
-// Uploads of hundreds of MiB, and a connection the server closes at its 10 s idle timeout.
-t.setTimeout(300_000);
-
 t.before(async () => {
   s = await startChildServer({ deploys: [] });
   const res = await fetch(`${s.url}/v2/accounts/${s.accountId}/keys`, {
