@@ -18,14 +18,7 @@ import { removeDir, ROOT, startTestServer, type TestServer } from '../helpers/se
  * passes under Node must pass on islet; KNOWN_GAPS (listed in the README) are the exceptions.
  */
 const SUITE = path.join(ROOT, 'test', 'compat', 'node8');
-const KNOWN_GAPS: Record<string, string> = {
-  // Each argon2 call makes three memories (argon2's declares 2 GiB, two blake2b ones 2 pages). The
-  // first call's are garbage by the second, but a WeakRef keeps what it was made with or deref'd
-  // alive to the end of the job, so the count still holds their maximums: the second argon2 memory
-  // is given all that is left of twice the limit, and its first blake2b one is refused. With a
-  // timer between the two calls both pass (measured with this package).
-  'hash-wasm-verify': "argon2Verify after argon2id in one call: 'WebAssembly memories alive could grow to 256.125 MB together'",
-};
+const KNOWN_GAPS: Record<string, string> = {};
 
 interface CaseSpec {
   deps?: string[] | Record<string, string>;

@@ -210,7 +210,13 @@ exports.handler = async (body) => {
     const a = new WebAssembly.Instance(module).exports;
     const b = new WebAssembly.Instance(module).exports;
     kept.push(a, b);
-    return [a.grow(1500), b.grow(1500)];
+    return [a.grow(1500), b.grow(900)];
+  }
+  if (body.step === 'three') {
+    // Made in one job, so none of them can be collected before its end: the first gets the limit,
+    // each next one half of what the ones before leave of twice the limit.
+    const made = [new WebAssembly.Instance(module).exports, new WebAssembly.Instance(module).exports, new WebAssembly.Instance(module).exports];
+    return { grown: made.map((e) => e.grow(300)), past: made.map((e) => e.grow(3000)) };
   }
   if (body.step === 'per-call') return new WebAssembly.Instance(module).exports.grow(1000);
   return kept.length;
@@ -233,10 +239,14 @@ exports.handler = async (body) => {
     },
     "two instances of 2 MiB each under 128 MB; memory.grow in wasm past the limit answers -1, from JavaScript a RangeError; the module's own memory is not among its imports",
   );
-  // Two memories grown by wasm code to 96 MB each: over the limit together, found when the call ends.
+  // Three memories in one call, as hash-wasm's argon2Verify after argon2id makes: each grows to 21 MB.
+  const three = await probe('wasm_by_use', { step: 'three' });
+  t.equal(three.status, 200, three.text);
+  t.same(JSON.parse(three.text), { grown: [32, 32, 32], past: [-1, -1, -1] }, 'three memories of a 4 GiB declared maximum each grow to 21 MB in one call; none past the limit');
+  // Two memories grown by wasm code to 96 and 58 MB: over the limit together, found when the call ends.
   const together = await probe('wasm_by_use', { step: 'together' });
   t.equal(together.status, 500);
-  t.match(JSON.parse(together.text), { errorCode: 'ERR_RESOURCE_LIMIT', message: /WebAssembly memories use 191\.5 MB together, over its memory limit of 128 MB: the instance was discarded/ });
+  t.match(JSON.parse(together.text), { errorCode: 'ERR_RESOURCE_LIMIT', message: /WebAssembly memories use 154 MB together, over its memory limit of 128 MB: the instance was discarded/ });
   t.equal((await probe('wasm_by_use', { step: 'count' })).text, '0', 'the next call runs on a new instance');
   // Memories that are garbage do not count: a module instantiated and grown to 64 MB on each call.
   const statuses = new Set<number>();

@@ -11,8 +11,9 @@
  *   -1 from `memory.grow` (as V8 answers at a maximum). Memories grown by wasm code past the limit
  *   together are found when the call ends: the call answers ERR_RESOURCE_LIMIT and the instance is
  *   discarded (engine/node8/sandbox/index.ts). What they may grow to in the meantime is bounded:
- *   the maximums of the live memories together stay within twice the limit (a new memory gets a
- *   smaller maximum, or is refused when it would start past it).
+ *   the maximums of the live memories together stay within twice the limit: a new memory's
+ *   maximum is at most half of what the live ones leave (at least its start), and one that would
+ *   start past what they leave is refused.
  * Shared and 64-bit memories are refused. isolated-vm never settles the promises of
  * WebAssembly.compile/instantiate (its issue #308): those run synchronously here.
  */
@@ -209,12 +210,16 @@ export function guardedWebAssembly(native: Native, limitMb: () => number, memori
     if (used + initial > capPages()) {
       throw new RangeError(`WebAssembly memories would use ${mb(used + initial)} MB, over the function's memory limit of ${limitMb()} MB`);
     }
-    // Within the limit, and within what the live memories' maximums leave of twice the limit
-    // (counted again, without the collected ones, when that leaves too little).
-    if (MAXIMUMS_IN_LIMITS * capPages() - memories.maxPages() < Math.min(declaredMaximum ?? capPages(), capPages())) memories.collect();
+    // Within the limit, and at most half of what the live memories' maximums leave of twice the
+    // limit, so that the memories made after it in the same job still fit (a module's small helper
+    // memories, a second call's): memories made in a job stay alive to its end whatever is
+    // collected, since V8 keeps a new WeakRef's target for the job and the count holds one each.
+    // Counted again, without the collected ones, when half leaves too little.
+    const wanted = Math.min(declaredMaximum ?? capPages(), capPages());
+    if ((MAXIMUMS_IN_LIMITS * capPages() - memories.maxPages()) / 2 < wanted) memories.collect();
     const room = MAXIMUMS_IN_LIMITS * capPages() - memories.maxPages();
-    const maximum = Math.min(declaredMaximum === undefined ? capPages() : declaredMaximum, capPages(), room);
-    if (maximum < initial) {
+    const maximum = Math.min(wanted, Math.max(initial, Math.floor(room / 2)));
+    if (initial > room || maximum < initial) {
       throw new RangeError(
         `WebAssembly memories alive could grow to ${mb(memories.maxPages() + initial)} MB together, over ${MAXIMUMS_IN_LIMITS} times the function's memory limit of ${limitMb()} MB`,
       );
