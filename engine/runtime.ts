@@ -1,4 +1,4 @@
-import type { EgressBodies } from './capabilities/fetch/bodies';
+import type { BodyKeeper } from './capabilities/fetch/bodies';
 import type { BodyStream } from './body-stream';
 import type { RequestBody } from './request-body';
 import type { FetchRequest } from './capabilities/fetch/ops';
@@ -82,7 +82,7 @@ export interface InstanceServices {
    * taken from `budget` as they arrive (the instance's host memory).
    */
   /** With `bodies`, a long body or one of unknown length is kept there and read as it arrives. */
-  fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget, bodies?: EgressBodies): Promise<{ payload: string; body: Uint8Array | undefined }>;
+  fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget, bodies?: BodyKeeper): Promise<{ payload: string; body: Uint8Array | undefined }>;
   /** Outbound TCP (engine/capabilities/sockets): connections through the egress's rules, the account's pacing. */
   sockets: SocketService;
   /** In-process `sdk.invoke`. */

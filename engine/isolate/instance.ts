@@ -24,7 +24,7 @@ import { HostMemory } from './host-memory';
 import type { IsolateInstanceOptions } from './instance-options';
 import { IsolateOperations } from './operations';
 import { textArgument, type RawResult } from './results';
-import { SocketOwners } from './owners';
+import { RequestOwners } from './owners';
 
 export type { IsolateInstanceOptions } from './instance-options';
 
@@ -44,7 +44,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
   private readonly operations: IsolateOperations;
   /** Loads in progress, `waitUntil` windows open and WebSockets held: the instance is awake without calls. */
   private awake = 0;
-  private readonly owners: SocketOwners;
+  private readonly owners: RequestOwners;
   private calls = 0;
   private nextRemeasure = 64;
   private deathCause: DeathCause | undefined;
@@ -126,7 +126,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
       log: (requestId, text) => this.options.services.log(requestId, 'error', text),
     });
     this.connections = new InstanceConnections({ limits: options.sockets ?? SOCKET_LIMITS, hostMemory: this.hostMemory, live: (owner) => this.owners.runs(owner) });
-    this.owners = new SocketOwners(this.batches.running, this.connections, dead);
+    this.owners = new RequestOwners(this.batches.running, this.connections, this.egressBodies, dead);
     this.answers = new CallAnswers({
       batches: this.batches,
       streams: this.streams,
@@ -139,7 +139,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
       left: () => this.inflight--,
       disposeIfDone: () => this.disposeIfDone(),
       ownerOver: (meta) => {
-        if (this.connections.size > 0) this.owners.over(requestIdOfMeta(meta));
+        if (this.owners.holding) this.owners.over(requestIdOfMeta(meta));
       },
     });
     blank.bridge.target = this;

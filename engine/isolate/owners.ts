@@ -1,3 +1,4 @@
+import type { EgressBodies } from '../capabilities/fetch/bodies';
 import type { InstanceConnections } from '../capabilities/sockets/connections';
 import type { SlotMap } from '../slot-map';
 import type { RunningCall } from './call-batches';
@@ -6,11 +7,12 @@ import type { RunningCall } from './call-batches';
 const MAX_WINDOWS = 1024;
 
 /**
- * The requests that own an instance's TCP sockets, which close when their owner is over: a call
- * in flight, its `waitUntil` work (a window, open until its work is done or a timeout passed), or
- * the module's code while it loads (request ''). Windows also keep the instance awake.
+ * The requests that own an instance's TCP sockets and unread fetch bodies, which close when their
+ * owner is over: a call in flight, its `waitUntil` work (a window, open until its work is done or a
+ * timeout passed), or the module's code while it loads (request ''). Windows also keep the
+ * instance awake.
  */
-export class SocketOwners {
+export class RequestOwners {
   /** Open `waitUntil` windows by the sandbox's token, each closed at the latest a timeout after it opened. */
   private readonly windows = new Map<number, NodeJS.Timeout>();
   /** The request each open window is the work of. */
@@ -21,6 +23,7 @@ export class SocketOwners {
   constructor(
     private readonly running: SlotMap<RunningCall>,
     private readonly connections: InstanceConnections,
+    private readonly bodies: EgressBodies,
     private readonly dead: () => boolean,
   ) {}
 
@@ -52,8 +55,8 @@ export class SocketOwners {
 
   /**
    * Whether request `requestId` still runs here: its call is in flight, or its `waitUntil` work
-   * goes on ('' is the module's code while it loads). Asked only when a socket opens or its
-   * owner may be over, so the call path keeps no table of request ids.
+   * goes on ('' is the module's code while it loads). Asked only when a socket opens or the
+   * owner of a socket or body may be over, so the call path keeps no table of request ids.
    */
   runs(requestId: string): boolean {
     if (this.dead()) return false;
@@ -64,8 +67,15 @@ export class SocketOwners {
     return false;
   }
 
-  /** A call, a window or the load is over: the sockets of its request close unless it still runs. */
+  /** Whether anything is owned: only then is a request's end looked into. */
+  get holding(): boolean {
+    return this.connections.size > 0 || this.bodies.size > 0;
+  }
+
+  /** A call, a window or the load is over: the sockets and bodies of its request close unless it still runs. */
   over(requestId: string): void {
-    if (this.connections.size > 0 && !this.runs(requestId)) this.connections.ownerEnded(requestId);
+    if (!this.holding || this.runs(requestId)) return;
+    this.connections.ownerEnded(requestId);
+    this.bodies.ownerEnded(requestId);
   }
 }

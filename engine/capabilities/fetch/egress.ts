@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, fetch } from 'undici';
 import type { HostMemoryBudget } from '../../isolate/host-memory';
-import { WHOLE_BODY_BYTES, type EgressBodies, type EgressBody } from './bodies';
+import { WHOLE_BODY_BYTES, type BodyKeeper, type EgressBody } from './bodies';
 import { isAllowedAddress } from './egress-address';
 import type { FetchAnswer, FetchRequest } from './ops';
 
@@ -91,7 +91,7 @@ export class Egress {
    * One request of a function. The response body's bytes are taken from `budget` as they arrive
    * and given back once it is read whole (its holder takes them again until the body is handed on).
    */
-  async fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget, account?: string, bodies?: EgressBodies): Promise<{ payload: string; body: Uint8Array | undefined }> {
+  async fetch(request: FetchRequest, body: Uint8Array | undefined, budget?: HostMemoryBudget, account?: string, bodies?: BodyKeeper): Promise<{ payload: string; body: Uint8Array | undefined }> {
     try {
       const answer = await this.send(request, body, budget, account, bodies);
       this.counts.ok++;
@@ -107,7 +107,7 @@ export class Egress {
     body: Uint8Array | undefined,
     budget: HostMemoryBudget | undefined,
     account: string | undefined,
-    bodies: EgressBodies | undefined,
+    bodies: BodyKeeper | undefined,
   ): Promise<{ payload: string; body: Uint8Array | undefined }> {
     let url: URL;
     try {

@@ -14,7 +14,7 @@ export const MAX_REQUEST_BODY = 32 * 1024 * 1024;
 
 /** node8's fetch and http.request. */
 export function fetchForNode8(request: FetchRequest, body: Uint8Array | undefined, scope: OpScope): Promise<OpAnswer> {
-  return scope.services.fetch(request, body, scope.hostMemory, scope.egressBodies);
+  return scope.services.fetch(request, body, scope.hostMemory, scope.egressBodies?.keeperFor(scope.requestId ?? ''));
 }
 
 /** The next chunk of a body still arriving, or `{"done":true}` at its end. */
