@@ -31,8 +31,9 @@ export interface CallInput {
 
 /**
  * One call's line from the HTTP server to its instance: the server calls `onGone` when the client
- * goes away, which the instance set once the call was sent in (a fetch-style handler's
- * `request.signal` then aborts, before its answer as after).
+ * goes away, which the instance set once it took the call. A call still waiting to go into a busy
+ * isolate is then dropped unrun; a fetch-style handler's `request.signal` aborts, before its answer
+ * as after.
  */
 export interface ClientGone {
   onGone?: () => void;

@@ -100,6 +100,15 @@ export class CallBatches {
     return queued;
   }
 
+  /** Takes `call` from the queue when it is not sent in yet: true when it was still there. */
+  dropQueued(call: QueuedCall): boolean {
+    const index = this.queue.indexOf(call);
+    if (index === -1) return false;
+    this.queue.splice(index, 1);
+    this.queuedBytes -= call.bytes;
+    return true;
+  }
+
   /** Running call `id` is over: taken, and its batch's timer stopped once the whole batch is. */
   take(id: number): RunningCall | undefined {
     const call = this.running.take(id);

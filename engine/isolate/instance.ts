@@ -17,7 +17,7 @@ import { WEBSOCKET_LIMITS } from '../capabilities/websockets/limits';
 import { callMeta, Fire, requestIdOfMeta } from '../sandbox/protocol';
 import type { BlankIsolate, BridgeTarget } from './bridge';
 import { CallAnswers } from './answers';
-import { CallBatches, type Batch } from './call-batches';
+import { CallBatches, type Batch, type QueuedCall } from './call-batches';
 import { IsolateEntries } from './entries';
 import { deathError, isRejection, timeoutError, uncaughtLine, type DeathCause } from './failures';
 import { HostMemory } from './host-memory';
@@ -235,11 +235,23 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (isRequestBody(body)) raw = this.requestBodies.add(body);
     else raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
     const bytes = meta.length + (raw === undefined || typeof raw === 'number' ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);
-    this.batches.add({ meta, raw, done, bytes });
-    // A fetch-style handler's request.signal. Request ids are unique: told after the call ended,
-    // the sandbox finds nothing to abort.
+    const queued: QueuedCall = { meta, raw, done, bytes };
+    this.batches.add(queued);
     const gone = input.clientGone;
-    if (gone && this.style === 'fetch') gone.onGone = () => this.fire([Fire.abort, 0, true, input.requestId]);
+    if (gone) gone.onGone = () => this.clientGone(queued, input.requestId);
+  }
+
+  /**
+   * The client of a call went away. A call still waiting to go in (behind a busy isolate) never
+   * runs; a fetch-style handler's request.signal aborts (the fire follows the call in, so a call
+   * that went in but has not started yet hears it as it starts). Request ids are unique: told
+   * after the call ended, the sandbox finds nothing to abort.
+   */
+  private clientGone(queued: QueuedCall, requestId: string): void {
+    if (this.batches.dropQueued(queued)) {
+      if (typeof queued.raw === 'number') this.requestBodies.forget(queued.raw);
+      this.answers.settle(queued.done, { ok: false, error: new ServiceError('ERR_CLIENT_GONE', 'the client closed the connection before the call started: the handler did not run') });
+    } else if (this.style === 'fetch') this.fire([Fire.abort, 0, true, requestId]);
   }
 
   /**

@@ -3,7 +3,7 @@ import { DISK_TMP } from './scratch';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { EngineApi } from '../../engine/api';
+import type { ClientGone, EngineApi } from '../../engine/api';
 import type { Engine, InvokeResponse } from '../../engine/engine';
 import type { Limits } from '../../engine/limits';
 import type { NewAccount, Store } from '../../engine/store/store';
@@ -59,6 +59,8 @@ export interface CallInit {
   /** API key to send; defaults to the account's; `null` sends none. */
   key?: string | null;
   account?: string;
+  /** (invoke only) The client's line, as the HTTP server hands it: call its `onGone` to leave. */
+  clientGone?: ClientGone;
 }
 
 export interface TestServerOptions {
@@ -119,6 +121,7 @@ async function attach(engine: Engine, store: Store, dataDir: string, accountId: 
         rawQuery: init.query ?? '',
         headers: init.headers ?? {},
         body,
+        ...(init.clientGone ? { clientGone: init.clientGone } : {}),
       });
     },
     async invokeJson(name, body) {
