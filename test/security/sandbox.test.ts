@@ -219,6 +219,11 @@ exports.handler = async (body) => {
     return { grown: made.map((e) => e.grow(300)), past: made.map((e) => e.grow(3000)) };
   }
   if (body.step === 'per-call') return new WebAssembly.Instance(module).exports.grow(1000);
+  if (body.step === 'shared') {
+    // A SharedArrayBuffer's way in: charged by its size like any memory.
+    const memory = new WebAssembly.Memory({ shared: true, initial: 1500, maximum: 2000 });
+    return { buffer: memory.buffer.constructor.name, next: attempt(() => new WebAssembly.Memory({ initial: 600 })), noMaximum: attempt(() => new WebAssembly.Memory({ shared: true, initial: 1 })) };
+  }
   return kept.length;
 };
 `);
@@ -248,6 +253,16 @@ exports.handler = async (body) => {
   t.equal(together.status, 500);
   t.match(JSON.parse(together.text), { errorCode: 'ERR_RESOURCE_LIMIT', message: /WebAssembly memories use 154 MB together, over its memory limit of 128 MB: the instance was discarded/ });
   t.equal((await probe('wasm_by_use', { step: 'count' })).text, '0', 'the next call runs on a new instance');
+  const shared = await probe('wasm_by_use', { step: 'shared' });
+  t.same(
+    JSON.parse(shared.text),
+    {
+      buffer: 'SharedArrayBuffer',
+      next: "RangeError: WebAssembly memories would use 131.25 MB, over the function's memory limit of 128 MB",
+      noMaximum: 'TypeError: WebAssembly.Memory(): If shared is true, maximum property should be defined.',
+    },
+    'a shared memory of 94 MB counts by its size: 38 MB more are refused',
+  );
   // Memories that are garbage do not count: a module instantiated and grown to 64 MB on each call.
   const statuses = new Set<number>();
   for (let i = 0; i < 8; i++) statuses.add((await probe('wasm_by_use', { step: 'per-call' })).status);

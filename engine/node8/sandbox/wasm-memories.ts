@@ -19,8 +19,8 @@ import { apply } from '../../sandbox/guest/intrinsics';
  * prototype (an assignment to an array's missing index goes through any setter on Array.prototype).
  */
 export interface WasmMemories {
-  /** Counts `memory` from now on, with the maximum it may grow to. */
-  track(memory: object, maxPages: number): void;
+  /** Counts `memory` from now on, with the maximum it may grow to (`shared`: its buffer is a SharedArrayBuffer). */
+  track(memory: object, maxPages: number, shared?: boolean): void;
   /**
    * Pages the live memories use, or more: their maximums together when those are within
    * `threshold` (nothing is read then); counted after a full collection otherwise.
@@ -43,12 +43,14 @@ export function makeWasmMemories(native: unknown, collectGarbage: (() => void) |
   const getter = (target: object | undefined, name: string) => (target ? (Reflect.getOwnPropertyDescriptor(target, name)?.get as Getter | undefined) : undefined);
   const bufferOf = getter(Memory?.prototype, 'buffer');
   const byteLengthOf = getter(ArrayBuffer.prototype, 'byteLength');
+  const sharedByteLengthOf = typeof SharedArrayBuffer === 'function' ? getter(SharedArrayBuffer.prototype, 'byteLength') : undefined;
   const nativeGrow = (Memory?.prototype as { grow?: unknown } | undefined)?.grow;
   const NativeWeakRef = WeakRef;
   const deref = WeakRef.prototype.deref;
   const floor = Math.floor;
   let refs = { __proto__: null } as unknown as Record<number, WeakRef<object>>;
   let maxima = { __proto__: null } as unknown as Record<number, number>;
+  let shared = { __proto__: null } as unknown as Record<number, boolean>;
   let count = 0;
   let maxTotal = 0;
 
@@ -57,6 +59,7 @@ export function makeWasmMemories(native: unknown, collectGarbage: (() => void) |
     if (collectGarbage) collectGarbage();
     const keptRefs = { __proto__: null } as unknown as Record<number, WeakRef<object>>;
     const keptMaxima = { __proto__: null } as unknown as Record<number, number>;
+    const keptShared = { __proto__: null } as unknown as Record<number, boolean>;
     let kept = 0;
     let used = 0;
     maxTotal = 0;
@@ -65,20 +68,23 @@ export function makeWasmMemories(native: unknown, collectGarbage: (() => void) |
       if (memory === undefined) continue;
       keptRefs[kept] = refs[i]!;
       keptMaxima[kept] = maxima[i]!;
+      keptShared[kept] = shared[i]!;
       maxTotal += maxima[i]!;
       kept++;
-      used += floor((apply(byteLengthOf!, apply(bufferOf!, memory, []), []) as number) / WASM_PAGE);
+      used += floor((apply(shared[i] ? sharedByteLengthOf! : byteLengthOf!, apply(bufferOf!, memory, []), []) as number) / WASM_PAGE);
     }
     refs = keptRefs;
     maxima = keptMaxima;
+    shared = keptShared;
     count = kept;
     return used;
   };
 
   return {
-    track(memory, maxPages) {
+    track(memory, maxPages, isShared = false) {
       refs[count] = new NativeWeakRef(memory);
       maxima[count] = maxPages;
+      shared[count] = isShared;
       count++;
       maxTotal += maxPages;
     },

@@ -180,8 +180,30 @@ function abortSignal(signal: AbortSignal, reason: unknown): void {
     dependents.push(dependent);
   }
   s.dependents = undefined;
-  signal.dispatchEvent(new Event('abort'));
-  for (const dependent of dependents) dependent.dispatchEvent(new Event('abort'));
+  signal.dispatchEvent(trustedEvent('abort'));
+  for (const dependent of dependents) dependent.dispatchEvent(trustedEvent('abort'));
+}
+
+const defineProperty = Object.defineProperty;
+/**
+ * An event the platform fires (`isTrusted` true, as the DOM's abort event is). event-target-shim
+ * defines each event's own `isTrusted` as a fixed false while it constructs it, so it is given true
+ * in that one synchronous moment; no user code runs meanwhile (the event has no init dictionary).
+ * Where the function froze `Object`, the event is an untrusted one.
+ */
+function trustedEvent(type: string): Event {
+  const current = Object.defineProperty;
+  try {
+    Object.defineProperty = ((target: object, key: PropertyKey, descriptor: PropertyDescriptor) =>
+      key === 'isTrusted' ? defineProperty(target, key, { value: true, enumerable: true }) : current(target, key, descriptor)) as typeof Object.defineProperty;
+  } catch {
+    return new Event(type);
+  }
+  try {
+    return new Event(type);
+  } finally {
+    Object.defineProperty = current;
+  }
 }
 
 export class AbortController {

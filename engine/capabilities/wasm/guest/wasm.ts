@@ -14,8 +14,10 @@
  *   the maximums of the live memories together stay within twice the limit: a new memory's
  *   maximum is at most half of what the live ones leave (at least its start), and one that would
  *   start past what they leave is refused.
- * Shared and 64-bit memories are refused. isolated-vm never settles the promises of
- * WebAssembly.compile/instantiate (its issue #308): those run synchronously here.
+ * A shared memory made from JavaScript is charged as any other; one a module declares (wasm
+ * threads, which a function cannot start) and 64-bit memories are refused. isolated-vm never
+ * settles the promises of WebAssembly.compile/instantiate (its issue #308): those run
+ * synchronously here.
  */
 import type { WasmMemories } from '../../../node8/sandbox/wasm-memories';
 
@@ -205,7 +207,7 @@ export function guardedWebAssembly(native: Native, limitMb: () => number, memori
   const declarationsOf = new WeakMap<object, MemoryDeclaration[]>();
 
   /** A new memory charged by its size: refused when it would start past what the live memories leave of the limit. */
-  const newMemory = (initial: number, declaredMaximum: number | undefined) => {
+  const newMemory = (initial: number, declaredMaximum: number | undefined, shared = false) => {
     const used = memories.usage(capPages() - initial);
     if (used + initial > capPages()) {
       throw new RangeError(`WebAssembly memories would use ${mb(used + initial)} MB, over the function's memory limit of ${limitMb()} MB`);
@@ -226,8 +228,8 @@ export function guardedWebAssembly(native: Native, limitMb: () => number, memori
     }
     // A descriptor without a prototype: V8 reads `shared` (and the index type) from it, which
     // Object.prototype could otherwise answer.
-    const memory = new native.Memory({ __proto__: null, initial, maximum } as { initial: number; maximum: number });
-    memories.track(memory, maximum);
+    const memory = new native.Memory({ __proto__: null, initial, maximum, shared } as { initial: number; maximum: number; shared: boolean });
+    memories.track(memory, maximum, shared);
     return memory;
   };
 
@@ -252,11 +254,14 @@ export function guardedWebAssembly(native: Native, limitMb: () => number, memori
   }
   function Memory(this: unknown, descriptor: { initial: number; maximum?: number; shared?: boolean }) {
     if (!new.target) throw new TypeError("WebAssembly.Memory must be invoked with 'new'");
-    if (descriptor?.shared) throw new TypeError('WebAssembly.Memory(): shared memories are not available in islet functions');
+    // A shared memory is a SharedArrayBuffer's only way in where it is not a global (pages without
+    // cross-origin isolation). Charged as any; with no threads in a function, it is never shared.
+    const shared = Boolean(descriptor?.shared);
+    if (shared && descriptor.maximum === undefined) throw new TypeError('WebAssembly.Memory(): If shared is true, maximum property should be defined.');
     const initial = Number(descriptor?.initial);
     if (!(initial >= 0)) throw new TypeError("WebAssembly.Memory(): Property 'initial' is required");
     if (initial > capPages()) throw new RangeError(`WebAssembly.Memory(): ${initial} pages are over the function's memory limit of ${limitMb()} MB`);
-    return newMemory(initial, descriptor?.maximum === undefined ? undefined : Number(descriptor.maximum));
+    return newMemory(initial, descriptor?.maximum === undefined ? undefined : Number(descriptor.maximum), shared);
   }
   /** `grow` from JavaScript, refused past what the live memories leave of the limit (wasm code's own is held by the memory's maximum). */
   function grow(this: object, delta: unknown) {
