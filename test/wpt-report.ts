@@ -1,15 +1,31 @@
 import { startTestServer } from './helpers/server';
 import { runWpt, wptComparison, wptManifest, wptTable, type WptFileResult } from './helpers/wpt';
 import { runWptInNode } from './helpers/wpt-node';
+import { runWptInWorkerd, workerdVersion } from './helpers/wpt-workerd';
 
-// `npm run wpt [pattern] [--failures] [--node]`: the vendored web-platform-tests on node8,
-// passed/total subtests per directory; a pattern keeps the files whose path matches it, --failures
-// lists what failed, --node runs the same files in plain Node as the control and prints islet's
-// share of the subtests Node passes (the failures Node passes are marked).
+// `npm run wpt [pattern] [--failures] [--node] [--workerd <binary>]`: the vendored
+// web-platform-tests on node8, passed/total subtests per directory; a pattern keeps the files whose
+// path matches it, --failures lists what failed. --node runs the same files in plain Node as a
+// control, --workerd in a workerd binary (npm's `workerd` package has one); each prints islet's
+// share of the subtests the control passes, and marks the directories where islet passes fewer.
+function parseArgs(args: string[]): { pattern?: string; failures: boolean; node: boolean; workerd?: string } {
+  const out: { pattern?: string; failures: boolean; node: boolean; workerd?: string } = { failures: false, node: false };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--failures') out.failures = true;
+    else if (a === '--node') out.node = true;
+    else if (a === '--workerd') {
+      out.workerd = args[++i];
+      if (!out.workerd) throw new Error('--workerd needs the path of a workerd binary, e.g. node_modules/.bin/workerd after `npm install workerd` in a folder of its own');
+    } else if (a.startsWith('--')) throw new Error(`unknown option ${a}`);
+    else out.pattern = a;
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const pattern = args.find((a) => !a.startsWith('--'));
-  const only = pattern ? { only: new RegExp(pattern) } : {};
+  const args = parseArgs(process.argv.slice(2));
+  const only = args.pattern ? { only: new RegExp(args.pattern) } : {};
   const s = await startTestServer();
   let results: WptFileResult[];
   const manifest = wptManifest();
@@ -21,21 +37,42 @@ async function main(): Promise<void> {
   } finally {
     await s.stop();
   }
-  let control: Map<string, WptFileResult> | undefined;
-  if (args.includes('--node')) {
+  const controls: { name: string; byFile: Map<string, WptFileResult> }[] = [];
+  if (args.node) {
     const started = performance.now();
     const node = await runWptInNode(only);
-    control = new Map(node.map((r) => [r.file, r]));
+    controls.push({ name: 'node', byFile: new Map(node.map((r) => [r.file, r])) });
     console.log(`\nthe control: the same files in Node ${process.versions.node} (a process each), ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
-    console.log(wptComparison(results, node));
+    console.log(wptComparison(results, node, 'node'));
   }
-  if (args.includes('--failures')) {
+  if (args.workerd) {
+    const started = performance.now();
+    const workerd = await runWptInWorkerd(args.workerd, only);
+    controls.push({ name: 'workerd', byFile: new Map(workerd.map((r) => [r.file, r])) });
+    console.log(`\nthe control: the same files in workerd ${workerdVersion(args.workerd)} (a process each, nodejs_compat), ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    console.log(wptComparison(results, workerd, 'workerd'));
+  }
+  if (controls.length > 1) {
+    // The yardstick of the issue: what any control passes, by file and subtest name.
+    let either = 0;
+    let both = 0;
+    for (const r of results) {
+      const passedByControl = new Set(controls.flatMap((c) => c.byFile.get(r.file)?.passedNames ?? []));
+      either += passedByControl.size;
+      both += r.passedNames.filter((n) => passedByControl.has(n)).length;
+    }
+    console.log(`\nislet passes ${both} of the ${either} subtests ${controls.map((c) => c.name).join(' or ')} pass (${((100 * both) / either).toFixed(1)}%)`);
+  }
+  if (args.failures) {
     for (const r of results) {
       if (r.passed === r.total && !r.harness) continue;
-      const nodePassed = new Set(control?.get(r.file)?.passedNames ?? []);
-      const node = control?.get(r.file);
-      console.log(`\n${r.file}: ${r.passed}/${r.total}${r.harness ? ` [${r.harness}]` : ''}${node ? ` (Node ${node.passed}/${node.total}${node.harness ? ` [${node.harness}]` : ''})` : ''}`);
-      for (const f of r.failed) console.log(`  ${[...nodePassed].some((name) => f.startsWith(`${name}: `)) ? '[node passes] ' : ''}${f}`);
+      const theirs = controls.map((c) => ({ name: c.name, result: c.byFile.get(r.file) }));
+      const counts = theirs.map(({ name, result }) => (result ? ` (${name} ${result.passed}/${result.total}${result.harness ? ` [${result.harness}]` : ''})` : '')).join('');
+      console.log(`\n${r.file}: ${r.passed}/${r.total}${r.harness ? ` [${r.harness}]` : ''}${counts}`);
+      for (const f of r.failed) {
+        const passers = theirs.filter(({ result }) => result?.passedNames.some((name) => f.startsWith(`${name}: `))).map(({ name }) => name);
+        console.log(`  ${passers.length ? `[${passers.join(', ')} passes] ` : ''}${f}`);
+      }
     }
   }
 }

@@ -13,7 +13,7 @@ export interface CliResult {
 }
 
 /** A command of the CLI is stopped after this long: a limit that catches hangs, not a timing. */
-const CLI_LIMIT_MS = 180_000;
+const CLI_LIMIT_MS = 600_000;
 
 export interface CliOptions {
   cwd?: string;

@@ -1,8 +1,8 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { freePort } from './free-port';
 
 /**
  * A private MariaDB server for a test file: mariadb-install-db into a temporary folder, then
@@ -35,17 +35,6 @@ function binary(name: string): string | undefined {
 /** Why the MariaDB tests cannot run here, if they cannot (CI must have it: .ci/run installs mariadb-server). */
 export function mariadbMissing(): string | undefined {
   return binary('mariadbd') && binary('mariadb-install-db') ? undefined : 'MariaDB is not installed: apt-get install mariadb-server';
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** The settings of both the install's bootstrap server and the test's: small caches, no durability, no name lookups. */

@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Test } from 'tap';
+import { freePort } from './free-port';
 
 /**
  * A private PostgreSQL server for a test file: initdb into a temp directory, started on a free
@@ -43,17 +43,6 @@ export function postgresMissing(): string | undefined {
   const message = 'PostgreSQL binaries (initdb, pg_ctl) are not installed: apt-get install postgresql';
   if (process.env.CI) throw new Error(`${message} (CI must run the PostgreSQL tests)`);
   return message;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPostgres(): Promise<PrivatePostgres> {

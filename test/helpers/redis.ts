@@ -1,8 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { freePort } from './free-port';
 
 /** A private redis-server for a test file: no persistence, on a free loopback port. */
 export interface PrivateRedis {
@@ -19,17 +19,6 @@ function redisBin(): string | undefined {
 /** Why redis tests cannot run here, if they cannot (CI must have it: .ci/run installs redis-server). */
 export function redisMissing(): string | undefined {
   return redisBin() ? undefined : 'redis-server is not installed: apt-get install redis-server';
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startRedis(): Promise<PrivateRedis> {

@@ -8,8 +8,9 @@ import { removeDir, ROOT, type TestServer } from './server';
  * test file is a function of its own, so each has a fresh isolate as a worker has a fresh global.
  * Its handler evaluates testharness.js, the file's META scripts and the file as global scripts
  * (indirect eval), tells the harness no more tests come (`done()`), and answers each subtest's
- * status when the harness completes, or when WPT_DEADLINE_MS have passed (the harness's
- * `timeout()` then marks what is still running as timed out).
+ * status when the harness completes, or when its deadline has passed (the harness's `timeout()`
+ * then marks what is still running as timed out): WPT_DEADLINE_MS, longer in the test, where a
+ * loaded machine runs WebCrypto's heavy files for minutes.
  */
 export const WPT_DIR = path.join(ROOT, 'test', 'wpt');
 export const WPT_DEADLINE_MS = 20_000;
@@ -43,11 +44,12 @@ export function wptManifest(): WptManifest {
 }
 
 /**
- * The harness's run, the same JavaScript in islet and in the Node control (./wpt-node.ts):
- * `runHarness(order, read)` gives the file a worker's surroundings, evaluates it, and answers each
- * subtest's status.
+ * The harness's run, the same JavaScript in islet and in the controls (./wpt-node.ts,
+ * ./wpt-workerd.ts): `runHarness(order, read, evaluate)` gives the file a worker's surroundings,
+ * evaluates it as a global script, and answers each subtest's status. `evaluate(code, name)` is
+ * indirect eval where a runtime allows it (workerd offers its unsafe-eval binding instead).
  */
-export const HARNESS = `async function runHarness(order, read) {
+export const HARNESS = `async function runHarness(order, read, evaluate = (code, name) => (0, eval)(code + '\\n//# sourceURL=' + name)) {
   globalThis.GLOBAL = { isWindow: () => false, isWorker: () => false, isShadowRealm: () => false };
   // A worker's location, which some helpers read (common/subset-tests.js: location.search), and
   // its server for the data files tests fetch (urltestdata.json): the vendored ones are answered here.
@@ -60,7 +62,7 @@ export const HARNESS = `async function runHarness(order, read) {
     if (file !== undefined && order.data.includes(file)) return Promise.resolve(new Response(read(file), { headers: { 'content-type': 'application/json' } }));
     return networkFetch(input, init);
   };
-  (0, eval)(read(order.harness) + '\\n//# sourceURL=' + order.harness);
+  evaluate(read(order.harness), order.harness);
   let loadError;
   const finished = new Promise((resolve) => add_completion_callback((tests, status) => resolve({
     tests: tests.map((t) => ({ name: String(t.name), status: t.status, message: t.message == null ? null : String(t.message) })),
@@ -70,12 +72,12 @@ export const HARNESS = `async function runHarness(order, read) {
   // The META scripts and the test in one script: each of eval's lexical declarations (const, let,
   // class) would stay in its own eval, where the next file could not see them, as it does in a page.
   try {
-    (0, eval)(order.scripts.map(read).join('\\n;\\n') + '\\n//# sourceURL=' + order.test);
+    evaluate(order.scripts.map(read).join('\\n;\\n'), order.test);
   } catch (err) {
     loadError = order.test + ': ' + (err && err.stack ? err.stack.split('\\n')[0] : String(err));
   }
   done();
-  const deadline = setTimeout(() => timeout(), ${WPT_DEADLINE_MS});
+  const deadline = setTimeout(() => timeout(), order.deadlineMs);
   const result = await finished;
   clearTimeout(deadline);
   return { ...result, loadError };
@@ -102,13 +104,15 @@ export interface WptOrder {
   scripts: string[];
   test: string;
   data: string[];
+  /** When the harness stops waiting for the file's subtests. */
+  deadlineMs: number;
 }
 
-export function wptOrder(test: ManifestTest): WptOrder {
+export function wptOrder(test: ManifestTest, deadlineMs = WPT_DEADLINE_MS): WptOrder {
   // The data files the test's scripts name (a few hundred KB: not copied into every function).
   const texts = [...test.scripts, test.file].map((file) => readFileSync(path.join(WPT_DIR, file), 'utf8')).join('\n');
   const data = wptManifest().data.filter((file) => texts.includes(path.posix.basename(file)));
-  return { harness: 'resources/testharness.js', scripts: [...test.scripts, test.file], test: test.file, data };
+  return { harness: 'resources/testharness.js', scripts: [...test.scripts, test.file], test: test.file, data, deadlineMs };
 }
 
 export function emptyResult(test: ManifestTest): WptFileResult {
@@ -133,10 +137,10 @@ export function countAnswer(result: WptFileResult, answer: HarnessAnswer): void 
 }
 
 /** One test file as a function: deploys it, calls it, and counts its subtests. */
-async function runFile(s: TestServer, test: ManifestTest, index: number, work: string): Promise<WptFileResult> {
+async function runFile(s: TestServer, test: ManifestTest, index: number, work: string, deadlineMs: number): Promise<WptFileResult> {
   const dir = path.join(work, String(index));
   mkdirSync(dir, { recursive: true });
-  const order = wptOrder(test);
+  const order = wptOrder(test, deadlineMs);
   for (const file of [order.harness, ...order.scripts, ...order.data]) {
     mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     cpSync(path.join(WPT_DIR, file), path.join(dir, file));
@@ -146,7 +150,7 @@ async function runFile(s: TestServer, test: ManifestTest, index: number, work: s
   const name = `wpt_${index}`;
   const result = emptyResult(test);
   try {
-    await s.engine.deploy(s.accountId, { name, runtime: 'node8', file: 'function.js', env: {}, timeoutMs: WPT_DEADLINE_MS + 20_000 }, { dir });
+    await s.engine.deploy(s.accountId, { name, runtime: 'node8', file: 'function.js', env: {}, timeoutMs: deadlineMs + 20_000 }, { dir });
     const res = await s.invoke(name);
     if (res.status !== 200) {
       result.harness = `the call answered ${res.status}: ${String(res.body).slice(0, 300)}`;
@@ -164,7 +168,7 @@ async function runFile(s: TestServer, test: ManifestTest, index: number, work: s
 }
 
 /** Runs the vendored tests (those whose file matches `only`), `concurrency` at a time. */
-export async function runWpt(s: TestServer, options: { only?: RegExp; concurrency?: number } = {}): Promise<WptFileResult[]> {
+export async function runWpt(s: TestServer, options: { only?: RegExp; concurrency?: number; deadlineMs?: number } = {}): Promise<WptFileResult[]> {
   const tests = wptManifest().tests.filter((t) => !options.only || options.only.test(t.file));
   const work = mkdtempSync(path.join(tmpdir(), 'islet-wpt-'));
   const results: WptFileResult[] = [];
@@ -172,7 +176,7 @@ export async function runWpt(s: TestServer, options: { only?: RegExp; concurrenc
   const worker = async () => {
     while (next < tests.length) {
       const index = next++;
-      results[index] = await runFile(s, tests[index]!, index, work);
+      results[index] = await runFile(s, tests[index]!, index, work, options.deadlineMs ?? WPT_DEADLINE_MS);
     }
   };
   try {
@@ -207,28 +211,29 @@ export function wptTable(results: WptFileResult[]): string {
 }
 
 /**
- * islet beside the Node control, per directory: islet's passes, Node's, and islet's share of the
- * subtests Node passes (those islet passes too, by file and name, over those Node passes).
+ * islet beside a control (Node or workerd), per directory: islet's passes, the control's, and
+ * islet's share of the subtests the control passes (those islet passes too, by file and name, over
+ * those the control passes).
  */
-export function wptComparison(islet: WptFileResult[], node: WptFileResult[]): string {
-  const nodeByFile = new Map(node.map((r) => [r.file, r]));
-  const rows = new Map<string, { islet: number; node: number; both: number; total: number }>();
-  for (const directory of wptManifest().directories) rows.set(directory, { islet: 0, node: 0, both: 0, total: 0 });
+export function wptComparison(islet: WptFileResult[], control: WptFileResult[], name: string): string {
+  const controlByFile = new Map(control.map((r) => [r.file, r]));
+  const rows = new Map<string, { islet: number; control: number; both: number; total: number }>();
+  for (const directory of wptManifest().directories) rows.set(directory, { islet: 0, control: 0, both: 0, total: 0 });
   for (const r of islet) {
     const row = rows.get(r.directory)!;
-    const control = nodeByFile.get(r.file);
-    const nodePassed = new Set(control?.passedNames ?? []);
+    const theirs = controlByFile.get(r.file);
+    const controlPassed = new Set(theirs?.passedNames ?? []);
     row.islet += r.passed;
     row.total += r.total;
-    row.node += control?.passed ?? 0;
-    row.both += r.passedNames.filter((name) => nodePassed.has(name)).length;
+    row.control += theirs?.passed ?? 0;
+    row.both += r.passedNames.filter((n) => controlPassed.has(n)).length;
   }
   const shown = [...rows].filter(([, c]) => c.total > 0);
-  const all = shown.reduce((a, [, c]) => ({ islet: a.islet + c.islet, node: a.node + c.node, both: a.both + c.both, total: a.total + c.total }), { islet: 0, node: 0, both: 0, total: 0 });
+  const all = shown.reduce((a, [, c]) => ({ islet: a.islet + c.islet, control: a.control + c.control, both: a.both + c.both, total: a.total + c.total }), { islet: 0, control: 0, both: 0, total: 0 });
   const width = Math.max(...shown.map(([d]) => d.length), 'directory'.length);
   const percent = (n: number, of: number) => (of === 0 ? '-' : `${((100 * n) / of).toFixed(1)}%`);
-  const line = (name: string, c: { islet: number; node: number; both: number; total: number }) =>
-    `${name.padEnd(width)}  ${String(c.islet).padStart(6)}  ${String(c.node).padStart(6)}  ${String(c.total).padStart(6)}  ${percent(c.both, c.node).padStart(6)}`;
-  const header = `${'directory'.padEnd(width)}  ${'islet'.padStart(6)}  ${'node'.padStart(6)}  ${'of'.padStart(6)}  ${'share'.padStart(6)}`;
+  const line = (directory: string, c: { islet: number; control: number; both: number; total: number }) =>
+    `${directory.padEnd(width)}  ${String(c.islet).padStart(6)}  ${String(c.control).padStart(7)}  ${String(c.total).padStart(6)}  ${percent(c.both, c.control).padStart(6)}  ${c.islet >= c.control ? '' : 'below'}`;
+  const header = `${'directory'.padEnd(width)}  ${'islet'.padStart(6)}  ${name.padStart(7)}  ${'of'.padStart(6)}  ${'share'.padStart(6)}`;
   return [header, ...shown.map(([d, c]) => line(d, c)), line('total', all)].join('\n');
 }
