@@ -100,13 +100,13 @@ export class CallBatches {
     return queued;
   }
 
-  /** Takes `call` from the queue when it is not sent in yet: true when it was still there. */
-  dropQueued(call: QueuedCall): boolean {
-    const index = this.queue.indexOf(call);
-    if (index === -1) return false;
-    this.queue.splice(index, 1);
-    this.queuedBytes -= call.bytes;
-    return true;
+  /** Takes request `requestId`'s call from the queue when it is not sent in yet (undefined when it was). */
+  dropQueued(requestId: string): QueuedCall | undefined {
+    const index = this.queue.findIndex((c) => c.meta.startsWith(requestId, 2));
+    if (index === -1) return undefined;
+    const [call] = this.queue.splice(index, 1);
+    this.queuedBytes -= call!.bytes;
+    return call;
   }
 
   /** Running call `id` is over: taken, and its batch's timer stopped once the whole batch is. */

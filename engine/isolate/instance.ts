@@ -17,7 +17,7 @@ import { WEBSOCKET_LIMITS } from '../capabilities/websockets/limits';
 import { callMeta, Fire, requestIdOfMeta } from '../sandbox/protocol';
 import type { BlankIsolate, BridgeTarget } from './bridge';
 import { CallAnswers } from './answers';
-import { CallBatches, type Batch, type QueuedCall } from './call-batches';
+import { CallBatches, type Batch } from './call-batches';
 import { IsolateEntries } from './entries';
 import { deathError, isRejection, timeoutError, uncaughtLine, type DeathCause } from './failures';
 import { HostMemory } from './host-memory';
@@ -235,10 +235,15 @@ export class IsolateInstance implements Instance, BridgeTarget {
     if (isRequestBody(body)) raw = this.requestBodies.add(body);
     else raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
     const bytes = meta.length + (raw === undefined || typeof raw === 'number' ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);
-    const queued: QueuedCall = { meta, raw, done, bytes };
-    this.batches.add(queued);
+    this.batches.add({ meta, raw, done, bytes });
+    // Only the request id is held: the line lives as long as the client's response, and holding
+    // the call (its meta, its body) there made every call's survive young-generation collections
+    // (scavenges rose to 12% of a warm hello's CPU).
     const gone = input.clientGone;
-    if (gone) gone.onGone = () => this.clientGone(queued, input.requestId);
+    if (gone) {
+      const { requestId } = input;
+      gone.onGone = () => this.clientGone(requestId);
+    }
   }
 
   /**
@@ -247,8 +252,9 @@ export class IsolateInstance implements Instance, BridgeTarget {
    * that went in but has not started yet hears it as it starts). Request ids are unique: told
    * after the call ended, the sandbox finds nothing to abort.
    */
-  private clientGone(queued: QueuedCall, requestId: string): void {
-    if (this.batches.dropQueued(queued)) {
+  private clientGone(requestId: string): void {
+    const queued = this.batches.dropQueued(requestId);
+    if (queued) {
       if (typeof queued.raw === 'number') this.requestBodies.forget(queued.raw);
       this.answers.settle(queued.done, { ok: false, error: new ServiceError('ERR_CLIENT_GONE', 'the client closed the connection before the call started: the handler did not run') });
     } else if (this.style === 'fetch') this.fire([Fire.abort, 0, true, requestId]);
