@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { countAnswer, emptyResult, HARNESS, type HarnessAnswer, type ManifestTest, WPT_DEADLINE_MS, WPT_DIR, wptManifest, wptOrder, type WptFileResult } from './wpt';
+import { countAnswer, eachWptTest, emptyResult, HARNESS, type HarnessAnswer, type ManifestTest, WPT_DEADLINE_MS, WPT_DIR, wptOrder, type WptFileResult } from './wpt';
 
 /**
  * The control of the web-platform-tests: the same files and the same harness run (`HARNESS`) in
@@ -61,15 +61,5 @@ function runFileInNode(test: ManifestTest): Promise<WptFileResult> {
 
 /** Runs the vendored tests (those whose file matches `only`) in Node, `concurrency` at a time. */
 export async function runWptInNode(options: { only?: RegExp; concurrency?: number } = {}): Promise<WptFileResult[]> {
-  const tests = wptManifest().tests.filter((t) => !options.only || options.only.test(t.file));
-  const results: WptFileResult[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < tests.length) {
-      const index = next++;
-      results[index] = await runFileInNode(tests[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: options.concurrency ?? 2 }, worker));
-  return results;
+  return eachWptTest(options.only, options.concurrency ?? 2, (test) => runFileInNode(test));
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { freePort } from './free-port';
 import { removeDir } from './server';
-import { countAnswer, emptyResult, HARNESS, type HarnessAnswer, type ManifestTest, WPT_DEADLINE_MS, WPT_DIR, wptManifest, wptOrder, type WptFileResult } from './wpt';
+import { countAnswer, eachWptTest, emptyResult, HARNESS, type HarnessAnswer, type ManifestTest, WPT_DEADLINE_MS, WPT_DIR, wptOrder, type WptFileResult } from './wpt';
 
 /**
  * The second control of the web-platform-tests: the same files and harness in workerd, Cloudflare's
@@ -111,15 +111,5 @@ async function runFileInWorkerd(binary: string, date: string, test: ManifestTest
 /** Runs the vendored tests (those whose file matches `only`) in workerd, `concurrency` at a time. */
 export async function runWptInWorkerd(binary: string, options: { only?: RegExp; concurrency?: number } = {}): Promise<WptFileResult[]> {
   const date = workerdVersion(binary);
-  const tests = wptManifest().tests.filter((t) => !options.only || options.only.test(t.file));
-  const results: WptFileResult[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < tests.length) {
-      const index = next++;
-      results[index] = await runFileInWorkerd(binary, date, tests[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: options.concurrency ?? 2 }, worker));
-  return results;
+  return eachWptTest(options.only, options.concurrency ?? 2, (test) => runFileInWorkerd(binary, date, test));
 }

@@ -168,23 +168,31 @@ async function runFile(s: TestServer, test: ManifestTest, index: number, work: s
 }
 
 /** Runs the vendored tests (those whose file matches `only`), `concurrency` at a time. */
-export async function runWpt(s: TestServer, options: { only?: RegExp; concurrency?: number; deadlineMs?: number } = {}): Promise<WptFileResult[]> {
-  const tests = wptManifest().tests.filter((t) => !options.only || options.only.test(t.file));
-  const work = mkdtempSync(path.join(tmpdir(), 'islet-wpt-'));
+/**
+ * Runs `run` over the vendored tests whose file matches `only`, `concurrency` at a time: islet's
+ * run and each control's. The results keep the manifest's order.
+ */
+export async function eachWptTest(only: RegExp | undefined, concurrency: number, run: (test: ManifestTest, index: number) => Promise<WptFileResult>): Promise<WptFileResult[]> {
+  const tests = wptManifest().tests.filter((t) => !only || only.test(t.file));
   const results: WptFileResult[] = [];
   let next = 0;
   const worker = async () => {
     while (next < tests.length) {
       const index = next++;
-      results[index] = await runFile(s, tests[index]!, index, work, options.deadlineMs ?? WPT_DEADLINE_MS);
+      results[index] = await run(tests[index]!, index);
     }
   };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return results;
+}
+
+export async function runWpt(s: TestServer, options: { only?: RegExp; concurrency?: number; deadlineMs?: number } = {}): Promise<WptFileResult[]> {
+  const work = mkdtempSync(path.join(tmpdir(), 'islet-wpt-'));
   try {
-    await Promise.all(Array.from({ length: options.concurrency ?? 3 }, worker));
+    return await eachWptTest(options.only, options.concurrency ?? 3, (test, index) => runFile(s, test, index, work, options.deadlineMs ?? WPT_DEADLINE_MS));
   } finally {
     removeDir(work);
   }
-  return results;
 }
 
 /** Passed and total subtests per directory, in the manifest's order. */
