@@ -269,6 +269,24 @@ exports.handler = async (body) => {
   t.same([...statuses], [200], 'eight calls of 64 MB each, none refused');
 });
 
+t.test("the abort event's isTrusted leaves the function's Object.defineProperty as it was, and a frozen Object still aborts", async (t) => {
+  const dir = functionFolder(`exports.handler = async (body) => {
+  const mine = function defineProperty(o, k, d) { return Reflect.defineProperty(o, k, d) ? o : o; };
+  if (body.step === 'replaced') Object.defineProperty = mine;
+  if (body.step === 'frozen') Object.freeze(Object);
+  const controller = new AbortController();
+  let trusted;
+  controller.signal.addEventListener('abort', (event) => { trusted = event.isTrusted; });
+  controller.abort();
+  return { trusted, aborted: controller.signal.aborted, same: body.step === 'replaced' ? Object.defineProperty === mine : Object.defineProperty.name };
+};
+`);
+  t.teardown(() => removeDir(dir));
+  await s.deploy('trusted_abort', dir, 'handler');
+  t.same(JSON.parse((await probe('trusted_abort', { step: 'replaced' })).text), { trusted: true, aborted: true, same: true }, "the function's own defineProperty is back after the event is made");
+  t.same(JSON.parse((await probe('trusted_abort', { step: 'frozen' })).text), { trusted: false, aborted: true, same: 'defineProperty' }, 'with Object frozen the abort still fires, untrusted');
+});
+
 t.test("process has no binding or dlopen; kill and exit throw; pid and execPath are not the host's", async (t) => {
   const out = JSON.parse((await probe('probeprocess')).text) as Record<string, string>;
   for (const name of ['binding', '_linkedBinding', 'dlopen', 'mainModule']) t.equal(out[name], 'undefined', name);
