@@ -1,6 +1,5 @@
-import { isUtf8 } from 'node:buffer';
 import ivm from 'isolated-vm';
-import { toArrayBuffer } from '../bytes';
+import { textIfUtf8, toArrayBuffer } from '../bytes';
 import { ServiceError } from '../errors';
 import type { HandlerStyle } from '../manifest';
 import type { CallInput, CallOutcome, Instance, InstanceServices, InstanceState } from '../runtime';
@@ -233,7 +232,7 @@ export class IsolateInstance implements Instance, BridgeTarget {
     const body = input.body;
     let raw: string | ArrayBuffer | number | undefined;
     if (isRequestBody(body)) raw = this.requestBodies.add(body);
-    else raw = body.length === 0 ? undefined : isUtf8(body) ? body.toString('utf8') : toArrayBuffer(body);
+    else raw = body.length === 0 ? undefined : (textIfUtf8(body) ?? toArrayBuffer(body));
     const bytes = meta.length + (raw === undefined || typeof raw === 'number' ? 0 : typeof raw === 'string' ? raw.length : raw.byteLength);
     this.batches.add({ meta, raw, done, bytes });
     // Only the request id is held: the line lives as long as the client's response, and holding

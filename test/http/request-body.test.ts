@@ -51,6 +51,8 @@ const COUNTER = `export default {
 };`;
 const JSON_FETCH = `export default { async fetch(request) { const v = await request.json(); return Response.json({ items: v.items.length }); } };`;
 const JSON_SEED = `exports.handler = (body) => ({ items: body.items.length });`;
+const TEXT_FETCH = `export default { async fetch(request) { return new Response(await request.text()); } };`;
+const NAMES_SEED = `exports.handler = (body) => ({ last: body.items[body.items.length - 1].name, items: body.items.length });`;
 const JSON_PYTHON = `import json\ndef handler(body, req):\n    return {'items': len(body['items']), 'bytes': len(req.body)}\n`;
 
 t.before(async () => {
@@ -66,6 +68,8 @@ t.before(async () => {
   for (const server of [s, small]) {
     await server.deploy('json_fetch', functionFolder(JSON_FETCH), 'default');
     await server.deploy('json_seed', functionFolder(JSON_SEED), 'handler');
+    await server.deploy('text_fetch', functionFolder(TEXT_FETCH), 'default');
+    await server.deploy('names_seed', functionFolder(NAMES_SEED), 'handler');
     await server.deploy('counter', functionFolder(COUNTER), 'default', { timeoutMs: 60_000 });
   }
   await small.deployPython('json_python', functionFolder('', { 'function.py': JSON_PYTHON }), 'handler');
@@ -268,6 +272,25 @@ t.test('a body read whole takes one copy: request.json() and a seed handler of a
     const res = await s.call(name, { body, headers: { 'content-type': 'application/json' } });
     t.same(await res.json(), { items: items.length }, name);
   }
+});
+
+t.test('text read whole arrives as it was sent: ASCII, and UTF-8 of two, three and four bytes a character', async (t) => {
+  // ASCII is read as Latin-1 on the host (the same text, without UTF-8's decoding): both kinds,
+  // small (they come with the call) and large (read whole once in).
+  for (const [what, unit] of [
+    ['ASCII', 'plain text, '],
+    ['UTF-8', 'é ü ñ — € 😀 '],
+  ]) {
+    for (const size of [100, 3 * MiB]) {
+      const text = unit.repeat(Math.ceil(size / unit.length));
+      const res = await s.call('text_fetch', { body: text, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+      const echoed = await res.text();
+      t.ok(echoed === text, `${what}, ${size} characters: the same ${text.length} characters back (${echoed.length})`);
+    }
+  }
+  const items = Array.from({ length: 40_000 }, (_, i) => ({ id: i, name: `élément ${i} ✓` }));
+  const res = await s.call('names_seed', { body: JSON.stringify({ items }), headers: { 'content-type': 'application/json' } });
+  t.same(await res.json(), { last: 'élément 39999 ✓', items: items.length }, "a seed handler's UTF-8 JSON body");
 });
 
 t.test('413 past the limit of a body read whole, naming the limit, in each style', async (t) => {

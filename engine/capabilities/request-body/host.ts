@@ -1,4 +1,4 @@
-import { isUtf8 } from 'node:buffer';
+import { textIfUtf8 } from '../../bytes';
 import type { RequestBody } from '../../request-body';
 import { OpError } from '../errors';
 import type { OpAnswer, OpScope } from '../host-ops';
@@ -69,7 +69,8 @@ export async function readRequestBody({ id }: { id: number }, _body: Uint8Array 
 export async function readWholeRequestBody({ id }: { id: number }, _body: Uint8Array | undefined, scope: OpScope): Promise<OpAnswer> {
   const all = await bodiesOf(scope).whole(id);
   if (all.byteLength === 0) return { payload: '' };
-  return isUtf8(all) ? { payload: all.toString('utf8') } : { payload: '', body: all, transfer: true };
+  const text = textIfUtf8(all);
+  return text !== undefined ? { payload: text } : { payload: '', body: all, transfer: true };
 }
 
 export async function cancelRequestBody({ id }: { id: number }, _body: Uint8Array | undefined, scope: OpScope): Promise<OpAnswer> {

@@ -1,3 +1,4 @@
+import { utf8Text } from '../../bytes';
 import type { HostMemory } from '../../isolate/host-memory';
 import { Fire } from '../../sandbox/protocol';
 import type { WebSocketLimits } from './limits';
@@ -146,7 +147,7 @@ class Session implements FunctionSocket {
       return;
     }
     this.waitingBytes += size;
-    const payload = this.host.argument(binary ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+    const payload = this.host.argument(binary ? data : utf8Text(Buffer.from(data.buffer, data.byteOffset, data.byteLength)));
     this.host.fire([Fire.socket, this.key, SocketEvent.message, payload], binary ? 0 : size, size, () => {
       this.waitingBytes -= size;
     });
