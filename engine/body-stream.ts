@@ -14,6 +14,11 @@ export interface BodyStream {
   read(): Promise<Uint8Array | null>;
   /** The reader went away (the client disconnected): the function's stream is cancelled. */
   cancel(reason: string): void;
+  /**
+   * The reader is done with `chunk` (written out, nothing of it kept): the stream may put later
+   * bytes in its memory. Only a reader that keeps no chunk past writing it calls this.
+   */
+  release?(chunk: Uint8Array): void;
 }
 
 export function isBodyStream(body: unknown): body is BodyStream {
@@ -62,6 +67,7 @@ export function watchStream(stream: BodyStream, startedAt: number, onEnd: (end: 
       end(new ServiceError('ERR_CLIENT_GONE', `the client went away: ${reason}`));
       stream.cancel(reason);
     },
+    release: (chunk) => stream.release?.(chunk),
   };
 }
 

@@ -23,6 +23,8 @@ export interface RequestBody {
   whole(limit: number): Promise<Buffer>;
   /** Nobody will read on: what is left is not read (the answer closes the connection). */
   cancel(): void;
+  /** A chunk from `next` was written out by a relay: its memory may hold later bytes. */
+  release?(chunk: Uint8Array): void;
   /** Set when the body went over a limit: the call's answer, if not already sent, is this 413. */
   readonly refusal: ServiceError | undefined;
   /** Every byte arrived (and nothing was refused). */

@@ -16,6 +16,13 @@ const HIGH_WATER = 1024 * 1024;
  * and past it the client is sending without reading the answer, and the body fails.
  */
 const HOLD_LIMIT = 32 * HIGH_WATER;
+/**
+ * The memory of a chunk a relay wrote out holds a later chunk of up to this many bytes (uWS reads
+ * at most 512 KiB at a time), a few such at once: relayed bytes are copied into memory that is
+ * already the process's and in the cache, instead of memory new each time.
+ */
+const SPARE_BYTES = 512 * 1024;
+const MAX_SPARES = 4;
 
 interface Waiting {
   resolve(chunk: Uint8Array | Buffer | undefined): void;
@@ -48,6 +55,8 @@ export class UwsRequestBody implements RequestBody {
   private answerBlocked = false;
   /** The limit of a whole read once one was asked for (it holds the bytes until the end). */
   private wholeLimit = Number.POSITIVE_INFINITY;
+  /** Memory of chunks a relay wrote out, for later chunks (see SPARE_BYTES). */
+  private readonly spares: ArrayBuffer[] = [];
 
   constructor(
     private readonly res: HttpResponse,
@@ -105,6 +114,34 @@ export class UwsRequestBody implements RequestBody {
     else if (this.queued >= HIGH_WATER && !this.ended) this.pause();
   }
 
+  /**
+   * A chunk `next` gave was written out: its memory holds a later chunk, unless queued bytes still
+   * share it. With MAX_SPARES kept already, the smallest gives way to a larger one, so that spares
+   * come to fit the largest chunks.
+   */
+  release(chunk: Uint8Array): void {
+    const memory = chunk.buffer;
+    if (!(memory instanceof ArrayBuffer) || memory.byteLength > SPARE_BYTES || this.spares.includes(memory)) return;
+    if (this.chunks.some((queued) => queued.buffer === memory)) return;
+    if (this.spares.length < MAX_SPARES) this.spares.push(memory);
+    else {
+      const smallest = this.spares.reduce((at, spare, i) => (spare.byteLength < this.spares[at]!.byteLength ? i : at), 0);
+      if (this.spares[smallest]!.byteLength < memory.byteLength) this.spares[smallest] = memory;
+    }
+  }
+
+  /** Memory for a copy of `bytes` bytes: the smallest spare that holds them, or new memory. */
+  private memoryFor(bytes: number): Buffer {
+    let best = -1;
+    for (let i = 0; i < this.spares.length; i++) {
+      const size = this.spares[i]!.byteLength;
+      if (size >= bytes && (best < 0 || size < this.spares[best]!.byteLength)) best = i;
+    }
+    if (best < 0) return Buffer.allocUnsafeSlow(bytes);
+    const [spare] = this.spares.splice(best, 1);
+    return Buffer.from(spare!, 0, bytes);
+  }
+
   /** The client went away (uWS's onAborted): a reader's read fails; `res` is gone. */
   aborted(): void {
     this.released = true;
@@ -141,7 +178,7 @@ export class UwsRequestBody implements RequestBody {
       // uWS reuses the chunk's memory after this callback returns: copied, into memory of its own
       // (never Buffer's shared pool: a read moves it into the isolate) and not zero-filled first
       // (Buffer.from's zero-filling FastBuffer took 280 ms of the server's thread in 100 MB relayed).
-      const copy = Buffer.allocUnsafeSlow(chunk.byteLength);
+      const copy = this.memoryFor(chunk.byteLength);
       copy.set(new Uint8Array(chunk));
       this.chunks.push(copy);
       this.queued += chunk.byteLength;

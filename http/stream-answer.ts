@@ -41,6 +41,8 @@ export function writeStream(res: HttpResponse, state: ResponseState, stream: Bod
         res.cork(() => {
           ok = res.write(chunk);
         });
+        // uWS sent the chunk or copied what the socket did not take.
+        stream.release?.(chunk);
         if (ok) {
           state.onWrite?.('flowing');
           pump();

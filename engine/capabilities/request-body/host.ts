@@ -37,7 +37,7 @@ export class RequestBodies {
   take(id: number): RelaySource {
     const body = this.body(id);
     this.open.delete(id);
-    return { next: () => body.next(BODY_READ_BYTES), cancel: () => body.cancel() };
+    return { next: () => body.next(BODY_READ_BYTES), cancel: () => body.cancel(), release: (chunk) => body.release?.(chunk) };
   }
 
   forgetAll(): void {

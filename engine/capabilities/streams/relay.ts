@@ -9,6 +9,8 @@ import { ServiceError } from '../../errors';
 export interface RelaySource {
   next(): Promise<Uint8Array | undefined>;
   cancel(): void;
+  /** A chunk from `next` was written out: its memory may hold later bytes (see BodyStream.release). */
+  release?(chunk: Uint8Array): void;
 }
 
 /**
@@ -28,7 +30,7 @@ export class RelayedBody {
   ) {}
 
   stream(cancel: (reason: string) => void): BodyStream {
-    return { kind: 'stream', read: () => this.read(), cancel };
+    return { kind: 'stream', read: () => this.read(), cancel, release: (chunk) => this.source.release?.(chunk) };
   }
 
   /** The call failed (its timeout, the instance's death) or its reader went away: the source is given up. */
