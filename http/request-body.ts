@@ -57,6 +57,8 @@ export class UwsRequestBody implements RequestBody {
   private wholeLimit = Number.POSITIVE_INFINITY;
   /** Memory of chunks a relay wrote out, for later chunks (see SPARE_BYTES). */
   private readonly spares: ArrayBuffer[] = [];
+  /** The memory this body copied chunks into: only it may be reused (a joined read may be Buffer's shared pool). */
+  private readonly own = new WeakSet<ArrayBuffer>();
 
   constructor(
     private readonly res: HttpResponse,
@@ -121,7 +123,7 @@ export class UwsRequestBody implements RequestBody {
    */
   release(chunk: Uint8Array): void {
     const memory = chunk.buffer;
-    if (!(memory instanceof ArrayBuffer) || memory.byteLength > SPARE_BYTES || this.spares.includes(memory)) return;
+    if (!(memory instanceof ArrayBuffer) || !this.own.has(memory) || memory.byteLength > SPARE_BYTES || this.spares.includes(memory)) return;
     if (this.chunks.some((queued) => queued.buffer === memory)) return;
     if (this.spares.length < MAX_SPARES) this.spares.push(memory);
     else {
@@ -137,7 +139,11 @@ export class UwsRequestBody implements RequestBody {
       const size = this.spares[i]!.byteLength;
       if (size >= bytes && (best < 0 || size < this.spares[best]!.byteLength)) best = i;
     }
-    if (best < 0) return Buffer.allocUnsafeSlow(bytes);
+    if (best < 0) {
+      const copy = Buffer.allocUnsafeSlow(bytes);
+      this.own.add(copy.buffer as ArrayBuffer);
+      return copy;
+    }
     const [spare] = this.spares.splice(best, 1);
     return Buffer.from(spare!, 0, bytes);
   }

@@ -56,3 +56,18 @@ t.test('memory a released chunk shares with bytes still queued is not used again
   for (let chunk = await body.next(1024 * KiB); chunk !== undefined; chunk = await body.next(1024 * KiB)) rest.push(Buffer.from(chunk));
   t.same(Buffer.concat([Buffer.from(piece), ...rest]), Buffer.concat([Buffer.from(first), Buffer.from(second)]), 'every byte as sent');
 });
+
+t.test("a read joined from several chunks is not memory of the body's own, and is not used again", async (t) => {
+  const uws = fakeUws();
+  const body = new UwsRequestBody(uws.res, undefined, 1 << 30);
+  // Three small chunks queued, then read at once: joined by Buffer.concat, from Buffer's shared pool.
+  for (let i = 0; i < 3; i++) uws.send(pattern(i, 100), false);
+  const joined = (await body.next(1024 * KiB))!;
+  t.equal(joined.byteLength, 300);
+  const before = Buffer.from(joined);
+  body.release(joined);
+  uws.send(pattern(9, 200), true);
+  const next = (await body.next(1024 * KiB))!;
+  t.not(next.buffer, joined.buffer, 'the next chunk has memory of its own');
+  t.same(Buffer.from(joined), before, 'the memory the joined read shares is untouched');
+});
