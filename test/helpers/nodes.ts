@@ -9,6 +9,7 @@ import type { NewAccount, Store } from '../../engine/store/store';
 import { startServer, type RunningServer } from '../../http/server';
 import { openEngine } from '../../supervisor/compose';
 import { functionFolder } from './functions';
+import { collectIsolateHandles } from './isolates';
 
 /**
  * An islet node on a shared store, in this process: its own engine, catalog, store connection
@@ -47,6 +48,7 @@ export async function startNode(storeUrl: string, limits: Partial<Limits> = {}, 
       server.close();
       await engine.close();
       await store.close();
+      collectIsolateHandles();
     },
   };
 }

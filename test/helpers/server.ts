@@ -9,6 +9,7 @@ import type { Limits } from '../../engine/limits';
 import type { NewAccount, Store } from '../../engine/store/store';
 import { startServer, type RunningServer } from '../../http/server';
 import { openEngine, type ComposeOptions } from '../../supervisor/compose';
+import { collectIsolateHandles } from './isolates';
 
 /** The repository root (tests run from dist/test/…). */
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -137,16 +138,6 @@ async function attach(engine: Engine, store: Store, dataDir: string, accountId: 
     },
   };
   return t;
-}
-
-/**
- * Runs a full garbage collection (tests run with --expose-gc) so that isolated-vm's handles of
- * disposed isolates are finalised now. Left for the collection V8 may run while the process exits,
- * after isolated-vm has torn down, their finalisers abort the process (isolated-vm 5.0.4:
- * "IsolateEnvironment::GetCurrent(): Assertion `environment != nullptr' failed").
- */
-function collectIsolateHandles(): void {
-  (globalThis as { gc?: () => void }).gc?.();
 }
 
 export function removeDir(dir: string): void {
