@@ -3,11 +3,10 @@
  *   17. SSE: the time to the first byte of an event streamed against the same event answered whole;
  *   18. 100 MB through a function (request.body back as its response) against a bare uWS relay;
  *   19. a 5 MB JSON body: request.json() against the in-process baseline's JSON.parse of it, in a
- *       function of 128 MB and of 512 MB. Most of the parse is garbage collection: isolated-vm gives
- *       an isolate a young generation sized by its memory limit (2 MB at 128 MB, 16 MB at 512 MB;
- *       Node's own is 32 MB), and the 30 MB of objects a 5 MB document makes are copied out of it
- *       scavenge after scavenge. Plain Node parses it in 75 ms, and in 216-249 ms with a 1 MB
- *       semi-space (--max-semi-space-size=1), the same 3x as inside a 128 MB isolate;
+ *       function of 128 MB and of 512 MB. Most of the parse is garbage collection, which the
+ *       young generation's size decides: isolated-vm's own gave 2 MB in all at 128 MB, where the
+ *       parse took twice Node's time; isolates now get Node's 16 MB semi-spaces within their limit
+ *       (engine/isolate/heap.ts);
  *   20. WebSocket echo, closed loop over 16 connections: messages per second and p99 against a bare
  *       uWS echo server. The bench's server lifts the per-connection rate limit (1,000 messages a
  *       second by default): it is a policy, not a cost, and with it the scenario would measure it.

@@ -1,5 +1,6 @@
 import ivm from 'isolated-vm';
 import { takeEntryPoints, type BlankIsolate } from '../isolate/bridge';
+import { newIsolate } from '../isolate/heap';
 import { installLibraries } from '../isolate/libraries';
 import { callMeta, META_SEPARATOR, RUNTIME_FILENAME } from '../sandbox/protocol';
 import { installNode8Bridge, type Node8Bridge } from './bridge';
@@ -23,7 +24,7 @@ export function createBlankIsolate(memoryMb: number, sandbox: { source: string; 
 /** A new isolate with islet's runtime script run in it (compiled from `cache` when there is one). */
 function loadRuntime(memoryMb: number, source: string, cache: ivm.ExternalCopy<ArrayBuffer> | undefined): Node8BlankIsolate {
   const bridge: Node8Bridge = { target: undefined, files: undefined };
-  const isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError: () => bridge.target?.onCatastrophe() });
+  const isolate = newIsolate(memoryMb, { onCatastrophicError: () => bridge.target?.onCatastrophe() });
   try {
     const context = isolate.createContextSync();
     installNode8Bridge(isolate, context, bridge);

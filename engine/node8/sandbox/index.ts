@@ -39,6 +39,7 @@ import { pickEntry, type Entry } from './handlers';
 import type { serveFetch as ServeFetch, serveScheduled as ServeScheduled } from '../../capabilities/fetch/guest/fetch';
 import { INTERNAL, type Internal, type OpAnswer, type ServeCall } from './internal';
 import { ModuleSystem } from './modules';
+import { installSlicedFill } from './sliced-fill';
 import { makeWasmMemories, WASM_PAGE } from './wasm-memories';
 import { makeRequest } from './request';
 import { encodeError, encodeResult, HTTPResponse, setStreamOpener, userStack } from './response';
@@ -183,6 +184,7 @@ const builtin = makeBuiltinRequire({
 });
 setLibraryRequire((id) => (id === INTERNAL ? internal : builtin(id)));
 
+installSlicedFill();
 installGlobals({
   ...timers.globals,
   console: consoleObject,
