@@ -136,6 +136,7 @@ export class Engine extends EngineParts implements EngineApi {
     try {
       const { body } = request;
       if (isRequestBody(body)) {
+        body.holdUpTo?.((manifest.memoryMb ?? this.limits.memoryMb) * 1024 * 1024);
         if (body.declaredBytes !== undefined && body.declaredBytes > this.limits.streamedRequestBodyBytes) throw streamedBodyTooLarge(this.limits.streamedRequestBodyBytes, body.declaredBytes);
       } else if (body.length > this.limits.requestBodyBytes) throw wholeBodyTooLarge(this.limits.requestBodyBytes, body.length);
       if (stats.inflight >= this.limits.maxInFlightPerFunction) {

@@ -25,6 +25,11 @@ export interface RequestBody {
   cancel(): void;
   /** A chunk from `next` was written out by a relay: its memory may hold later bytes. */
   release?(chunk: Uint8Array): void;
+  /**
+   * The function's memory limit, once the call has found its function: what may wait ahead of its
+   * reading while its answer waits for the client (bytes in flight count against it).
+   */
+  holdUpTo?(bytes: number): void;
   /** Set when the body went over a limit: the call's answer, if not already sent, is this 413. */
   readonly refusal: ServiceError | undefined;
   /** Every byte arrived (and nothing was refused). */

@@ -61,6 +61,7 @@ t.before(async () => {
   await s.deploy('echo', functionFolder(ECHO), 'default', { memoryMb: 128, timeoutMs: 60_000 });
   await s.deploy('echo_watched', functionFolder(ECHO_WATCHED), 'default', { timeoutMs: 60_000 });
   await s.deploy('echo_short', functionFolder(ECHO), 'default', { timeoutMs: 1500 });
+  await s.deploy('echo_32', functionFolder(ECHO), 'default', { memoryMb: 32, timeoutMs: 60_000 });
   await s.deploy('waits_for_abort', functionFolder(WAITS_FOR_ABORT), 'default', { timeoutMs: 120_000 });
   await s.deploy('first', functionFolder(FIRST_CHUNK), 'default', { timeoutMs: 60_000 });
   await s.deploy('counter', functionFolder(COUNTER), 'default', { timeoutMs: 60_000 });
@@ -178,6 +179,39 @@ t.test('an echo whose client reads late: answer and upload wait for each other, 
   })();
   t.equal(await within(answered, 120_000, 'the echo read late'), 200);
   t.equal(size, bytes.length, 'every byte came back');
+});
+
+/** Sends `bytes` through an echo without reading its answer until the whole body is sent: the bytes back, or how it failed. */
+async function echoReadAfterSending(name: string, bytes: Buffer): Promise<{ status?: number; size: number; error?: string }> {
+  const req = post(s, name, bytes.length);
+  // An answer not read is not taken off the socket: its head arrives, the rest backs up.
+  const response = responseOf(req);
+  response.catch(() => undefined);
+  try {
+    await writeAll(req, bytes);
+    await new Promise<void>((resolve) => req.end(resolve));
+    const res = await within(response, 60_000, 'the answer');
+    let size = 0;
+    for await (const chunk of res) size += (chunk as Buffer).length;
+    return { status: res.statusCode, size };
+  } catch (err) {
+    return { size: 0, error: (err as Error).message };
+  }
+}
+
+t.test("a body may run ahead of an echo's answer by the function's memory limit, and no more", async (t) => {
+  // A client that reads as it sends still runs ahead on a fast machine (58 MB of a 100 MB relay on
+  // loopback): with a fixed 32 MiB bound more than half of such relays were reset.
+  const bytes = randomBytes(48 * MiB);
+  const held = await echoReadAfterSending('echo', bytes);
+  t.same(held, { status: 200, size: bytes.length }, 'a function of 128 MB: 48 MiB sent before a byte of the answer is read, all of it comes back');
+  const over = await echoReadAfterSending('echo_32', bytes);
+  t.not(over.size, bytes.length, `a function of 32 MB: the body fails (${over.error ?? `${over.size} bytes back`})`);
+  const logged = await eventually(
+    async () => (await s.engine.readLogs(s.accountId, 'echo_32', {})).some((e) => /33554432 bytes of the request body \(the function's memory limit\) arrived ahead of its reading/.test(e.message)),
+    20_000,
+  );
+  t.ok(logged, 'its log names the bound');
 });
 
 t.test("a client that goes away mid-echo: the relay stops, the request's signal aborts, the call is logged ERR_CLIENT_GONE", async (t) => {
