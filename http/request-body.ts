@@ -116,7 +116,7 @@ export class UwsRequestBody implements RequestBody {
 
   /**
    * A streamed answer is about to write, or waits for the client (the socket reads on: see
-   * HOLD_LIMIT), or goes on (the socket may pause again for the reader).
+   * MIN_HOLD), or goes on (the socket may pause again for the reader).
    */
   answerWrites(phase: 'write' | 'blocked' | 'flowing'): void {
     this.answerBlocked = phase !== 'flowing';
@@ -183,7 +183,7 @@ export class UwsRequestBody implements RequestBody {
       this.fail(
         new ServiceError(
           'ERR_RESOURCE_LIMIT',
-          `${this.holdLimit} bytes of the request body (the function's memory limit) arrived ahead of its reading while its answer waited for the client: a client must read the answer it is sent`,
+          `${this.holdLimit} bytes of the request body (the function's memory limit, and at least ${MIN_HOLD}) arrived ahead of its reading while its answer waited for the client: a client must read the answer it is sent`,
         ),
       );
       return;
