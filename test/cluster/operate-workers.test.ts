@@ -65,12 +65,16 @@ t.test('a rollback through one worker is what every worker serves on the next ca
 
 t.test('a revoked key is refused by every worker on the next call', async (t) => {
   const created = (await (await manage('POST', '/keys', { name: 'caller' })).json()) as { apiKey: string };
+  // The kernel picks a worker for each new connection: calls go on until both have answered (8
+  // calls all went to one worker in a CI run beside busy loops).
   const before = new Set<number>();
-  for (let i = 0; i < 8; i++) {
+  const statuses = new Set<number>();
+  for (let i = 0; i < 64 && before.size < 2; i++) {
     const r = await fresh('app', created.apiKey);
-    t.equal(r.status, 200);
+    statuses.add(r.status);
     before.add(r.pid);
   }
+  t.same([...statuses], [200], 'every call with the key was answered');
   t.equal(before.size, 2, 'both workers know the key (and remember it)');
   t.equal((await manage('DELETE', '/keys/caller')).status, 200);
   for (let i = 0; i < 8; i++) t.equal((await fresh('app', created.apiKey)).status, 403, `call ${i}`);
