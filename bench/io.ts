@@ -70,8 +70,8 @@ function relayRate(url: string, headers: Record<string, string>, bytes: number):
     req.on('error', reject);
     // One piece per turn of the event loop, so that the answer is read while the body is sent, as
     // a full-duplex client does: loopback took whole pieces at once, and a loop that wrote on while
-    // write() said yes sent over 32 MiB without reading, which islet refuses (HOLD_LIMIT in
-    // http/request-body.ts) and the bench saw as a reset.
+    // write() said yes ran far ahead of its reading, which islet bounds (MIN_HOLD in
+    // http/request-body.ts: the function's memory limit) and the bench saw as a reset.
     let sent = 0;
     const write = (): void => {
       if (sent >= bytes) {
