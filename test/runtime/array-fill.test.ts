@@ -23,6 +23,7 @@ const CASES = `[
   () => { try { Array.prototype.fill.call(null, 1); return 'no error'; } catch (e) { return e.constructor.name; } },
   () => { try { new Array(100000).fill(0, 1n); return 'no error'; } catch (e) { return e.constructor.name; } },
   () => { const seen = []; new Array(100000).fill(0, { valueOf() { seen.push('start'); return 1; } }, { valueOf() { seen.push('end'); return 5; } }); return seen; },
+  () => { const [O, M] = [globalThis.Object, globalThis.Math]; globalThis.Object = () => ({ length: 0 }); globalThis.Math = {}; try { return new Array(100000).fill(4).lastIndexOf(4); } finally { globalThis.Object = O; globalThis.Math = M; } },
   () => [Array.prototype.fill.length, Array.prototype.fill.name, Object.keys([]).includes('fill'), Object.getOwnPropertyDescriptor(Array.prototype, 'fill').enumerable],
 ]`;
 

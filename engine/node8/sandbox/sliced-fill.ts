@@ -12,10 +12,12 @@ const SLICE = 65536;
  * limit stops it as it stops any loop: in under a second at every memory limit.
  *
  * The same steps as the specification's: the receiver's length, then start and end, each read
- * once; only an array-like's `length` is read again for each run.
+ * once; only an array-like's `length` is read again for each run. The built-ins it uses are taken
+ * when it is installed: a function that replaces `Object` or `Math` does not change its `fill`.
  */
 export function installSlicedFill(): void {
   const nativeFill = Array.prototype.fill;
+  const toObject = Object;
   const { min, max, trunc } = Math;
   const { isNaN, MAX_SAFE_INTEGER } = Number;
   const integer = (value: unknown): number => {
@@ -27,7 +29,7 @@ export function installSlicedFill(): void {
       const start = arguments[1];
       const end = arguments[2];
       if (this === null || this === undefined) return apply(nativeFill, this, [value, start, end]);
-      const o = Object(this) as { length: unknown };
+      const o = toObject(this) as { length: unknown };
       const length = min(max(integer(o.length), 0), MAX_SAFE_INTEGER);
       if (length <= SLICE) return apply(nativeFill, o, [value, start, end]);
       const relativeStart = integer(start);
